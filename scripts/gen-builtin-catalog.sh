@@ -20,4 +20,9 @@ q "select p.oid, proname, pronamespace, prokind, proretset, provolatile, proisst
           coalesce(array_to_string(proargnames, ' '), ''), proparallel, procost, prorows
    from pg_proc p where pronamespace = 11 order by p.oid" > "$out/pg_proc.tsv"
 q "select aggfnoid::oid, aggkind, aggtranstype, coalesce(agginitval, '\N') from pg_aggregate order by aggfnoid::oid" > "$out/pg_aggregate.tsv"
+
+# Settings: every GUC with its boot value, unit, type, context and limits.
+q "select name, coalesce(boot_val, ''), coalesce(unit, ''), category, short_desc, context, vartype,
+          coalesce(min_val, ''), coalesce(max_val, ''), coalesce(array_to_string(enumvals, ','), ''), coalesce(extra_desc, '')
+   from pg_settings order by name" > "$out/pg_settings.tsv"
 wc -l "$out"/*.tsv

@@ -1,1 +1,233 @@
-//! placeholder
+//! tusk-server: the network front of Tusk.
+//!
+//! A listener accepts TCP connections and gives each its own thread
+//! running the wire protocol (`connection`). The backend registry knows
+//! every session for cancel requests, `pg_stat_activity` and shutdown.
+//!
+//! Tusk writes its own protocol loop rather than using `pgwire`'s handler
+//! framework: the transaction-block state machine, error recovery to Sync,
+//! suspended portals, cancel keys and statement-at-a-time flushing are
+//! where PostgreSQL's semantics live, and a thread per session (as
+//! PostgreSQL's process per session) avoids a runtime hop per statement.
+
+pub mod connection;
+pub mod protocol;
+
+use std::collections::HashMap;
+use std::net::{SocketAddr, TcpListener};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicI32, AtomicU8, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use parking_lot::Mutex;
+use rand::Rng;
+use tusk_sql::Cluster;
+use tusk_storage::Interrupt;
+use tusk_types::{PgError, PgResult};
+
+#[derive(Clone, Debug)]
+pub struct ServerConfig {
+    pub data_dir: PathBuf,
+    pub listen: String,
+    pub port: u16,
+    pub max_connections: usize,
+}
+
+/// How the server is asked to stop (pg_ctl stop -m ...).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ShutdownMode {
+    /// Wait for sessions to end.
+    Smart = 1,
+    /// Terminate sessions (rolling back their transactions), then stop cleanly.
+    Fast = 2,
+    /// Stop at once without a clean shutdown; recovery replays the WAL.
+    Immediate = 3,
+}
+
+/// One registered session.
+pub struct BackendHandle {
+    pub pid: i32,
+    pub key: i32,
+    pub interrupt: Arc<Interrupt>,
+    pub user: String,
+    pub database: String,
+    pub client: Option<SocketAddr>,
+    pub started: Instant,
+    activity: Mutex<(String, bool)>,
+}
+
+impl BackendHandle {
+    pub fn set_query(&self, q: &str) {
+        let mut a = self.activity.lock();
+        a.0.clear();
+        a.0.push_str(&q[..q.len().min(1024)]);
+    }
+
+    pub fn set_idle(&self, in_transaction: bool) {
+        self.activity.lock().1 = in_transaction;
+    }
+}
+
+pub struct Shared {
+    pub cluster: Arc<Cluster>,
+    pub config: ServerConfig,
+    backends: Mutex<HashMap<i32, Arc<BackendHandle>>>,
+    next_pid: AtomicI32,
+    shutdown: AtomicU8,
+}
+
+impl Shared {
+    fn register(&self, user: &str, database: &str, client: Option<SocketAddr>) -> Option<Arc<BackendHandle>> {
+        let mut b = self.backends.lock();
+        if b.len() >= self.config.max_connections {
+            return None;
+        }
+        let pid = self.next_pid.fetch_add(1, Ordering::SeqCst);
+        let h = Arc::new(BackendHandle {
+            pid,
+            key: rand::thread_rng().gen(),
+            interrupt: Interrupt::new(),
+            user: user.to_string(),
+            database: database.to_string(),
+            client,
+            started: Instant::now(),
+            activity: Mutex::new((String::new(), false)),
+        });
+        b.insert(pid, h.clone());
+        Some(h)
+    }
+
+    fn unregister(&self, pid: i32) {
+        self.backends.lock().remove(&pid);
+    }
+
+    /// A CancelRequest: interrupts the session's running statement if the key matches.
+    fn cancel(&self, pid: i32, key: i32) {
+        if let Some(h) = self.backends.lock().get(&pid) {
+            if h.key == key {
+                h.interrupt.cancel();
+            }
+        }
+    }
+
+    pub fn is_shutting_down(&self) -> bool {
+        self.shutdown.load(Ordering::SeqCst) != 0
+    }
+
+    pub fn session_count(&self) -> usize {
+        self.backends.lock().len()
+    }
+}
+
+/// A running server.
+pub struct Server {
+    shared: Arc<Shared>,
+    listener: TcpListener,
+}
+
+impl Server {
+    /// Opens the data directory and binds the listening socket.
+    pub fn start(config: ServerConfig) -> PgResult<Server> {
+        let cluster = Cluster::open(&config.data_dir)?;
+        let addr = format!("{}:{}", config.listen, config.port);
+        let listener = TcpListener::bind(&addr).map_err(|e| {
+            PgError::fatal(tusk_types::sqlstate::CONNECTION_EXCEPTION, format!("could not bind to {addr}: {e}"))
+        })?;
+        listener.set_nonblocking(true).map_err(|e| PgError::internal(e.to_string()))?;
+        let shared = Arc::new(Shared {
+            cluster,
+            config,
+            backends: Mutex::new(HashMap::new()),
+            next_pid: AtomicI32::new(std::process::id() as i32 * 16 % 1_000_000 + 1000),
+            shutdown: AtomicU8::new(0),
+        });
+        Ok(Server { shared, listener })
+    }
+
+    pub fn local_addr(&self) -> Option<SocketAddr> {
+        self.listener.local_addr().ok()
+    }
+
+    pub fn shared(&self) -> Arc<Shared> {
+        self.shared.clone()
+    }
+
+    /// Accepts connections until `stop` reports a shutdown mode, then shuts down that way.
+    pub fn run(self, stop: &dyn Fn() -> Option<ShutdownMode>) -> PgResult<()> {
+        let mode = loop {
+            if let Some(m) = stop() {
+                break m;
+            }
+            match self.listener.accept() {
+                Ok((stream, _)) => {
+                    let _ = stream.set_nonblocking(false);
+                    let shared = self.shared.clone();
+                    let spawned = std::thread::Builder::new()
+                        .name("tusk-session".into())
+                        .stack_size(16 << 20)
+                        .spawn(move || connection::serve(shared, stream));
+                    if let Err(e) = spawned {
+                        log::error!("could not start a session thread: {e}");
+                    }
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => std::thread::sleep(Duration::from_millis(20)),
+                Err(e) => {
+                    log::warn!("accept failed: {e}");
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+            }
+        };
+        self.shutdown(mode, stop)
+    }
+
+    fn shutdown(self, mode: ShutdownMode, stop: &dyn Fn() -> Option<ShutdownMode>) -> PgResult<()> {
+        drop(self.listener);
+        self.shared.shutdown.store(mode as u8, Ordering::SeqCst);
+        if mode == ShutdownMode::Immediate {
+            log::info!("immediate shutdown");
+            std::process::exit(0);
+        }
+        let mut mode = mode;
+        if mode == ShutdownMode::Smart {
+            log::info!("smart shutdown: waiting for {} session(s) to end", self.shared.session_count());
+            while self.shared.session_count() > 0 {
+                if let Some(m) = stop() {
+                    if m != ShutdownMode::Smart {
+                        mode = m;
+                        break;
+                    }
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            if mode == ShutdownMode::Immediate {
+                std::process::exit(0);
+            }
+        }
+        if self.shared.session_count() > 0 {
+            log::info!("fast shutdown: terminating {} session(s)", self.shared.session_count());
+            for h in self.shared.backends.lock().values() {
+                h.interrupt.terminate();
+            }
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while self.shared.session_count() > 0 && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+        self.shared.cluster.engine.close()?;
+        log::info!("database system is shut down");
+        Ok(())
+    }
+}
+
+impl ShutdownMode {
+    /// Decodes the value a signal handler stored (0 = none requested).
+    pub fn from_code(code: usize) -> Option<ShutdownMode> {
+        match code {
+            1 => Some(ShutdownMode::Smart),
+            2 => Some(ShutdownMode::Fast),
+            3 => Some(ShutdownMode::Immediate),
+            _ => None,
+        }
+    }
+}

@@ -1,1 +1,21 @@
-//! placeholder
+//! tusk-sql: everything between SQL text and storage — the parser,
+//! analyzer, planner and executor, the catalog, built-in functions and the
+//! utility commands — plus the SQL half of a session (`session`).
+
+pub mod analyzer;
+pub mod catalog;
+pub mod cluster;
+pub mod commands;
+pub mod executor;
+pub mod expr;
+pub mod functions;
+pub mod keywords;
+pub mod parser;
+pub mod plan;
+pub mod planner;
+pub mod query;
+pub mod session;
+pub mod settings;
+
+pub use cluster::Cluster;
+pub use session::{QueryRun, SqlSession};

@@ -1,1 +1,133 @@
-fn main() {}
+//! The `tusk` binary: `tusk serve` runs the server in the foreground;
+//! `tusk stop` asks a running server to shut down (smart, fast or
+//! immediate, as `pg_ctl stop -m`).
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use tusk_server::{Server, ServerConfig, ShutdownMode};
+
+#[derive(Parser)]
+#[command(name = "tusk", version, about = "Tusk: a PostgreSQL-compatible database server")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the server in the foreground (initializing the data directory if needed).
+    Serve {
+        #[arg(long, default_value = "./tusk-data")]
+        data_dir: PathBuf,
+        #[arg(long, default_value_t = 5432)]
+        port: u16,
+        #[arg(long, default_value = "127.0.0.1")]
+        listen: String,
+        #[arg(long, default_value_t = 100)]
+        max_connections: usize,
+    },
+    /// Ask the server running on a data directory to shut down.
+    Stop {
+        #[arg(long, default_value = "./tusk-data")]
+        data_dir: PathBuf,
+        #[arg(short, long, value_enum, default_value_t = Mode::Fast)]
+        mode: Mode,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Mode {
+    Smart,
+    Fast,
+    Immediate,
+}
+
+const PID_FILE: &str = "tusk.pid";
+
+fn main() {
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info")).format_timestamp_millis().init();
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Serve { data_dir, port, listen, max_connections } => serve(data_dir, port, listen, max_connections),
+        Command::Stop { data_dir, mode } => stop(data_dir, mode),
+    }
+}
+
+fn serve(data_dir: PathBuf, port: u16, listen: String, max_connections: usize) {
+    // SIGTERM = smart, SIGINT = fast, SIGQUIT = immediate, as PostgreSQL's postmaster.
+    let request = Arc::new(AtomicUsize::new(0));
+    for (sig, code) in [(signal_hook::consts::SIGTERM, 1), (signal_hook::consts::SIGINT, 2), (signal_hook::consts::SIGQUIT, 3)] {
+        if let Err(e) = signal_hook::flag::register_usize(sig, request.clone(), code) {
+            log::error!("could not install signal handler: {e}");
+            std::process::exit(1);
+        }
+    }
+    let config = ServerConfig { data_dir: data_dir.clone(), listen: listen.clone(), port, max_connections };
+    let server = match Server::start(config) {
+        Ok(s) => s,
+        Err(e) => {
+            log::error!("{}", e.message);
+            std::process::exit(1);
+        }
+    };
+    let pid_path = data_dir.join(PID_FILE);
+    let _ = std::fs::write(&pid_path, format!("{}\n{}\n", std::process::id(), port));
+    log::info!("listening on {}:{}", listen, port);
+    log::info!("database system is ready to accept connections");
+    let result = server.run(&|| ShutdownMode::from_code(request.load(Ordering::SeqCst)));
+    let _ = std::fs::remove_file(&pid_path);
+    if let Err(e) = result {
+        log::error!("{}", e.message);
+        std::process::exit(1);
+    }
+}
+
+fn stop(data_dir: PathBuf, mode: Mode) {
+    let pid_path = data_dir.join(PID_FILE);
+    let Ok(text) = std::fs::read_to_string(&pid_path) else {
+        eprintln!("tusk: no server running (no {} in {})", PID_FILE, data_dir.display());
+        std::process::exit(1);
+    };
+    let pid: i32 = text.lines().next().and_then(|l| l.trim().parse().ok()).unwrap_or(0);
+    if pid <= 0 {
+        eprintln!("tusk: invalid PID file {}", pid_path.display());
+        std::process::exit(1);
+    }
+    let sig = match mode {
+        Mode::Smart => libc_signal::SIGTERM,
+        Mode::Fast => libc_signal::SIGINT,
+        Mode::Immediate => libc_signal::SIGQUIT,
+    };
+    if !libc_signal::send(pid, sig) {
+        eprintln!("tusk: could not send stop signal to server process {pid}");
+        std::process::exit(1);
+    }
+    // Wait for the server to remove its PID file.
+    for _ in 0..600 {
+        if !pid_path.exists() || !libc_signal::alive(pid) {
+            println!("server stopped");
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    eprintln!("tusk: server does not shut down");
+    std::process::exit(1);
+}
+
+/// Sending signals without a libc dependency: through the kill(1) utility.
+mod libc_signal {
+    pub const SIGTERM: &str = "TERM";
+    pub const SIGINT: &str = "INT";
+    pub const SIGQUIT: &str = "QUIT";
+
+    pub fn send(pid: i32, sig: &str) -> bool {
+        std::process::Command::new("kill").arg(format!("-{sig}")).arg(pid.to_string()).status().map(|s| s.success()).unwrap_or(false)
+    }
+
+    pub fn alive(pid: i32) -> bool {
+        std::path::Path::new(&format!("/proc/{pid}")).exists()
+    }
+}

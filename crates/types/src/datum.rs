@@ -201,6 +201,14 @@ impl Datum {
     }
 }
 
+/// Structural equality (same representation, equal value), as used when
+/// matching expressions; SQL equality goes through operators instead.
+impl PartialEq for Datum {
+    fn eq(&self, other: &Self) -> bool {
+        std::mem::discriminant(self) == std::mem::discriminant(other) && self.cmp_same_type(other) == Ordering::Equal
+    }
+}
+
 fn variant_rank(d: &Datum) -> u8 {
     use Datum::*;
     match d {

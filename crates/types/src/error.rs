@@ -249,6 +249,11 @@ impl PgError {
         self
     }
 
+    pub fn with_code(mut self, code: &'static str) -> PgError {
+        self.code = code;
+        self
+    }
+
     pub fn with_hint(mut self, hint: impl Into<String>) -> PgError {
         self.hint = Some(hint.into());
         self

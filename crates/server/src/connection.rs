@@ -1,0 +1,1168 @@
+//! One client connection: startup, then the message loop of the simple and
+//! extended query protocols, with the transaction block state machine
+//! (idle / in a block / failed), savepoints, prepared statements and portals.
+//!
+//! A connection runs on its own thread; statements run on that thread too,
+//! so a long query never stalls other sessions.
+
+use std::collections::HashMap;
+use std::io::{BufReader, Write};
+use std::net::TcpStream;
+use std::sync::Arc;
+use std::time::Duration;
+
+use pg_query::NodeEnum;
+use tusk_sql::commands::{self, UtilityResult};
+use tusk_sql::parser::{self, ParsedStatement};
+use tusk_sql::plan::{OutputColumn, PlannedQuery};
+use tusk_sql::{QueryRun, SqlSession};
+use tusk_storage::Isolation;
+use tusk_types::oid;
+use tusk_types::{sqlstate, Datum, PgError, PgResult, SqlType};
+
+use crate::protocol::{self, Frontend, Out, Startup};
+use crate::{BackendHandle, Shared};
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Block {
+    /// No explicit transaction block.
+    Idle,
+    InBlock,
+    /// An error happened inside a block: only ROLLBACK (TO) is accepted.
+    Failed,
+}
+
+/// A parsed (and, for queries, planned) statement.
+struct Prepared {
+    sql: String,
+    stmt: Option<ParsedStatement>,
+    param_types: Vec<SqlType>,
+    plan: Option<Arc<PlannedQuery>>,
+    /// Catalog the plan was made against; a different one means re-plan.
+    catalog: Option<Arc<tusk_sql::catalog::DbCatalog>>,
+}
+
+struct Portal {
+    prepared: Arc<Prepared>,
+    params: Vec<Datum>,
+    result_formats: Vec<i16>,
+    run: Option<QueryRun>,
+    /// Rows of a utility statement (SHOW) not yet sent.
+    utility_rows: Option<(Vec<OutputColumn>, std::vec::IntoIter<Vec<Datum>>, String)>,
+    sent: u64,
+}
+
+struct Savepoint {
+    name: String,
+    /// RocksDB savepoints belonging to this entry (released inner savepoints
+    /// cannot be popped from RocksDB and are folded into the enclosing one).
+    rocks: usize,
+}
+
+pub struct Connection {
+    shared: Arc<Shared>,
+    handle: Arc<BackendHandle>,
+    sql: SqlSession,
+    out: Out<TcpStream>,
+    reader: BufReader<TcpStream>,
+    block: Block,
+    /// Several statements of one simple Query run as one implicit block.
+    implicit: bool,
+    savepoints: Vec<Savepoint>,
+    prepared: HashMap<String, Arc<Prepared>>,
+    portals: HashMap<String, Portal>,
+    /// After an error in the extended protocol, messages up to Sync are skipped.
+    skip_until_sync: bool,
+    /// Whether the extended-protocol messages since the last Sync began a transaction.
+    extended_txn: bool,
+}
+
+/// Accepts one client: startup, authentication, then the message loop.
+pub fn serve(shared: Arc<Shared>, stream: TcpStream) {
+    let _ = stream.set_nodelay(true);
+    let peer = stream.peer_addr().ok();
+    let mut reader_stream = match stream.try_clone() {
+        Ok(s) => s,
+        Err(_) => return,
+    };
+    let mut out = Out::new(stream);
+    let startup = loop {
+        match protocol::read_startup(&mut reader_stream) {
+            Ok(Startup::Ssl) | Ok(Startup::GssEnc) => {
+                // No TLS yet: refuse, as PostgreSQL does with ssl = off.
+                if out.raw(b"N").and_then(|_| out.flush()).is_err() {
+                    return;
+                }
+            }
+            Ok(s) => break s,
+            Err(e) => {
+                let mut e = e;
+                e.severity = tusk_types::Severity::Fatal;
+                let _ = out.error(&e);
+                let _ = out.flush();
+                return;
+            }
+        }
+    };
+    let params = match startup {
+        Startup::Cancel { pid, key } => {
+            shared.cancel(pid, key);
+            return;
+        }
+        Startup::Params { params, .. } => params,
+        _ => return,
+    };
+    let get = |k: &str| params.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
+    let Some(user) = get("user") else {
+        let _ = out.error(&PgError::fatal(
+            sqlstate::INVALID_AUTHORIZATION_SPECIFICATION,
+            "no PostgreSQL user name specified in startup packet",
+        ));
+        let _ = out.flush();
+        return;
+    };
+    let database = get("database").unwrap_or_else(|| user.clone());
+    if get("replication").map(|r| r != "false" && r != "0" && r != "off").unwrap_or(false) {
+        let _ = out.error(&PgError::fatal(sqlstate::FEATURE_NOT_SUPPORTED, "replication connections are not supported by Tusk yet"));
+        let _ = out.flush();
+        return;
+    }
+    if shared.is_shutting_down() {
+        let _ = out.error(&PgError::fatal(sqlstate::CANNOT_CONNECT_NOW, "the database system is shutting down"));
+        let _ = out.flush();
+        return;
+    }
+    let Some(handle) = shared.register(&user, &database, peer) else {
+        let _ = out.error(&PgError::fatal(sqlstate::TOO_MANY_CONNECTIONS, "sorry, too many clients already"));
+        let _ = out.flush();
+        return;
+    };
+    let mut sql = match SqlSession::new(shared.cluster.clone(), &database, &user, handle.pid) {
+        Ok(s) => s,
+        Err(mut e) => {
+            e.severity = tusk_types::Severity::Fatal;
+            let _ = out.error(&e);
+            let _ = out.flush();
+            shared.unregister(handle.pid);
+            return;
+        }
+    };
+    sql.interrupt = handle.interrupt.clone();
+    for (k, v) in &params {
+        if matches!(k.as_str(), "user" | "database" | "replication") {
+            continue;
+        }
+        if k == "options" {
+            // -c name=value pairs.
+            for opt in parse_options(v) {
+                if let Err(e) = sql.settings.borrow_mut().set(&opt.0, &opt.1) {
+                    let mut e = e;
+                    e.severity = tusk_types::Severity::Fatal;
+                    let _ = out.error(&e);
+                    let _ = out.flush();
+                    shared.unregister(handle.pid);
+                    return;
+                }
+            }
+            continue;
+        }
+        if let Err(e) = sql.settings.borrow_mut().set_from_startup(k, v) {
+            let mut e = e;
+            e.severity = tusk_types::Severity::Fatal;
+            let _ = out.error(&e);
+            let _ = out.flush();
+            shared.unregister(handle.pid);
+            return;
+        }
+    }
+    let ok = (|| -> std::io::Result<()> {
+        out.auth_ok()?;
+        for (name, value) in sql.settings.borrow().reported() {
+            out.parameter_status(name, &value)?;
+        }
+        out.backend_key(handle.pid, handle.key)?;
+        out.ready(b'I')?;
+        out.flush()
+    })();
+    if ok.is_err() {
+        shared.unregister(handle.pid);
+        return;
+    }
+    let mut conn = Connection {
+        shared: shared.clone(),
+        handle: handle.clone(),
+        sql,
+        out,
+        reader: BufReader::with_capacity(64 * 1024, reader_stream),
+        block: Block::Idle,
+        implicit: false,
+        savepoints: Vec::new(),
+        prepared: HashMap::new(),
+        portals: HashMap::new(),
+        skip_until_sync: false,
+        extended_txn: false,
+    };
+    conn.run();
+    conn.sql.rollback();
+    conn.drop_temp_objects();
+    shared.unregister(handle.pid);
+}
+
+/// `-c name=value` and `--name=value` items of the startup `options`.
+fn parse_options(s: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut words = s.split_whitespace();
+    while let Some(w) = words.next() {
+        let item = if w == "-c" {
+            words.next().unwrap_or("").to_string()
+        } else if let Some(rest) = w.strip_prefix("-c") {
+            rest.to_string()
+        } else if let Some(rest) = w.strip_prefix("--") {
+            rest.to_string()
+        } else {
+            continue;
+        };
+        if let Some((k, v)) = item.split_once('=') {
+            out.push((k.replace('-', "_"), v.to_string()));
+        }
+    }
+    out
+}
+
+impl Connection {
+    fn status(&self) -> u8 {
+        match self.block {
+            Block::Idle => b'I',
+            Block::InBlock => b'T',
+            Block::Failed => b'E',
+        }
+    }
+
+    fn run(&mut self) {
+        loop {
+            // idle_in_transaction_session_timeout
+            let idle_timeout = self.sql.settings.borrow().idle_in_transaction_timeout_ms;
+            let timeout = if idle_timeout > 0 && self.block != Block::Idle { Some(Duration::from_millis(idle_timeout)) } else { None };
+            let _ = self.reader.get_ref().set_read_timeout(timeout);
+            self.handle.set_idle(self.block != Block::Idle);
+            let msg = match protocol::read_message(&mut self.reader) {
+                Ok(Some(m)) => m,
+                Ok(None) => return,
+                Err(e) if e.code == sqlstate::ADMIN_SHUTDOWN && e.message == "timeout" => {
+                    let _ = self.out.error(&PgError::fatal(
+                        "25P03",
+                        "terminating connection due to idle-in-transaction timeout",
+                    ));
+                    let _ = self.out.flush();
+                    return;
+                }
+                Err(mut e) => {
+                    e.severity = tusk_types::Severity::Fatal;
+                    let _ = self.out.error(&e);
+                    let _ = self.out.flush();
+                    return;
+                }
+            };
+            if self.handle.interrupt.is_terminated() {
+                let _ = self.out.error(&PgError::fatal(sqlstate::ADMIN_SHUTDOWN, "terminating connection due to administrator command"));
+                let _ = self.out.flush();
+                return;
+            }
+            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.handle_message(msg)));
+            match result {
+                Ok(Ok(true)) => {}
+                Ok(Ok(false)) => return,
+                Ok(Err(_io)) => return,
+                Err(panic) => {
+                    let what = panic
+                        .downcast_ref::<String>()
+                        .cloned()
+                        .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                        .unwrap_or_else(|| "unknown".into());
+                    log::error!("session {} panicked: {what}", self.handle.pid);
+                    let _ = self.out.error(&PgError::fatal(sqlstate::INTERNAL_ERROR, format!("internal error: {what}")));
+                    let _ = self.out.flush();
+                    return;
+                }
+            }
+            if self.handle.interrupt.is_terminated() {
+                let _ = self.out.error(&PgError::fatal(sqlstate::ADMIN_SHUTDOWN, "terminating connection due to administrator command"));
+                let _ = self.out.flush();
+                return;
+            }
+        }
+    }
+
+    /// Handles one message; Ok(false) ends the connection.
+    fn handle_message(&mut self, msg: Frontend) -> std::io::Result<bool> {
+        if self.skip_until_sync && !matches!(msg, Frontend::Sync | Frontend::Terminate) {
+            return Ok(true);
+        }
+        match msg {
+            Frontend::Query(q) => {
+                self.simple_query(&q)?;
+                self.out.ready(self.status())?;
+                self.out.flush()?;
+            }
+            Frontend::Parse { name, query, param_types } => {
+                let r = self.parse_message(&name, &query, &param_types);
+                self.ext_result(r, |c| c.out.msg(b'1', |_| {}))?;
+            }
+            Frontend::Bind { portal, statement, param_formats, params, result_formats } => {
+                let r = self.bind_message(&portal, &statement, &param_formats, params, result_formats);
+                self.ext_result(r, |c| c.out.msg(b'2', |_| {}))?;
+            }
+            Frontend::Describe { kind, name } => {
+                let r = self.describe_message(kind, &name);
+                self.ext_result(r, |_| Ok(()))?;
+            }
+            Frontend::Execute { portal, max_rows } => {
+                let r = self.execute_message(&portal, max_rows);
+                self.ext_result(r, |_| Ok(()))?;
+            }
+            Frontend::Close { kind, name } => {
+                if kind == b'S' {
+                    self.prepared.remove(&name);
+                } else {
+                    self.portals.remove(&name);
+                }
+                self.out.msg(b'3', |_| {})?;
+            }
+            Frontend::Sync => {
+                self.skip_until_sync = false;
+                if self.block == Block::Idle && self.sql.in_transaction() {
+                    // End of the implicit transaction of extended-protocol messages.
+                    if let Err(e) = self.sql.commit() {
+                        self.send_error(e)?;
+                    }
+                }
+                self.extended_txn = false;
+                if self.block == Block::Idle {
+                    self.portals.clear();
+                }
+                self.out.ready(self.status())?;
+                self.out.flush()?;
+            }
+            Frontend::Flush => self.out.flush()?,
+            Frontend::Terminate => return Ok(false),
+            Frontend::CopyData(_) | Frontend::CopyDone | Frontend::CopyFail(_) => {
+                // Outside COPY these are ignored, as PostgreSQL does.
+            }
+            Frontend::FunctionCall => {
+                self.send_error(PgError::unsupported("the fastpath function call protocol"))?;
+                self.out.ready(self.status())?;
+                self.out.flush()?;
+            }
+            Frontend::Password(_) => {
+                let e = PgError::fatal(sqlstate::PROTOCOL_VIOLATION, "unexpected password message");
+                self.out.error(&e)?;
+                self.out.flush()?;
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// Completes an extended-protocol message: on error, report it, fail
+    /// the transaction and skip to Sync.
+    fn ext_result(&mut self, r: PgResult<()>, ok: impl FnOnce(&mut Self) -> std::io::Result<()>) -> std::io::Result<()> {
+        match r {
+            Ok(()) => ok(self),
+            Err(e) => {
+                self.fail_statement();
+                self.send_error(e)?;
+                self.skip_until_sync = true;
+                Ok(())
+            }
+        }
+    }
+
+    fn send_notices(&mut self) -> std::io::Result<()> {
+        let notices: Vec<PgError> = std::mem::take(&mut *self.sql.notices.borrow_mut());
+        for n in notices {
+            self.out.error(&n)?;
+        }
+        Ok(())
+    }
+
+    fn send_error(&mut self, e: PgError) -> std::io::Result<()> {
+        self.send_notices()?;
+        self.out.error(&e)
+    }
+
+    /// After an error: a block becomes failed, an implicit transaction rolls back.
+    fn fail_statement(&mut self) {
+        self.sql.notices.borrow_mut().clear();
+        match self.block {
+            Block::InBlock | Block::Failed => self.block = Block::Failed,
+            Block::Idle => {
+                self.sql.rollback();
+                self.implicit = false;
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------- simple query
+
+    fn simple_query(&mut self, sql: &str) -> std::io::Result<()> {
+        let stmts = match parser::parse(sql) {
+            Ok(s) => s,
+            Err(e) => {
+                self.fail_statement();
+                return self.send_error(e);
+            }
+        };
+        if stmts.is_empty() {
+            return self.out.empty_query();
+        }
+        self.implicit = stmts.len() > 1;
+        let n = stmts.len();
+        for (i, stmt) in stmts.iter().enumerate() {
+            let r = self.run_statement(stmt, sql, &[], &[], None);
+            match r {
+                Ok(()) => {
+                    // Autocommit after each statement outside blocks (or at the
+                    // end of an implicit multi-statement block).
+                    if self.block == Block::Idle && self.sql.in_transaction() && (!self.implicit || i == n - 1) {
+                        if let Err(e) = self.sql.commit() {
+                            self.fail_statement();
+                            self.send_error(e)?;
+                            break;
+                        }
+                    }
+                    self.send_notices()?;
+                }
+                Err(e) => {
+                    let e = self.with_char_position(e, sql);
+                    self.fail_statement();
+                    self.send_error(e)?;
+                    break;
+                }
+            }
+        }
+        self.implicit = false;
+        Ok(())
+    }
+
+    /// Error positions from the analyzer are byte offsets; PostgreSQL reports characters.
+    fn with_char_position(&self, mut e: PgError, sql: &str) -> PgError {
+        if let Some(p) = e.position {
+            let byte = (p as usize).saturating_sub(1).min(sql.len());
+            if sql.is_char_boundary(byte) {
+                e.position = Some(sql[..byte].chars().count() as u32 + 1);
+            }
+        }
+        e
+    }
+
+    /// Runs one statement in the simple protocol, sending its results.
+    fn run_statement(&mut self, stmt: &ParsedStatement, sql: &str, params: &[Datum], formats: &[i16], prepared: Option<Arc<PlannedQuery>>) -> PgResult<()> {
+        self.guard_failed(&stmt.node)?;
+        match &stmt.node {
+            NodeEnum::TransactionStmt(t) => return self.transaction_control(t).and_then(|tag| self.complete(&tag)),
+            NodeEnum::VariableSetStmt(v) if v.kind == 4 => return self.set_transaction(v).and_then(|tag| self.complete(&tag)),
+            NodeEnum::PrepareStmt(p) => return self.sql_prepare(p, sql).and_then(|_| self.complete("PREPARE")),
+            NodeEnum::ExecuteStmt(e) => return self.sql_execute(e),
+            NodeEnum::DeallocateStmt(d) => {
+                if d.name.is_empty() {
+                    self.prepared.retain(|k, _| k.is_empty());
+                } else if self.prepared.remove(&d.name).is_none() {
+                    return Err(PgError::new(sqlstate::INVALID_SQL_STATEMENT_NAME, format!("prepared statement \"{}\" does not exist", d.name)));
+                }
+                return self.complete("DEALLOCATE");
+            }
+            _ => {}
+        }
+        if let Some(what) = commands::forbidden_in_block(&stmt.node) {
+            if self.block != Block::Idle || self.implicit {
+                return Err(PgError::new(sqlstate::ACTIVE_SQL_TRANSACTION, format!("{what} cannot run inside a transaction block")));
+            }
+        }
+        self.start_statement();
+        let text = parser::statement_text(sql, stmt).to_string();
+        self.handle.set_query(&text);
+        let result = if commands::is_utility(&stmt.node) {
+            let r = commands::execute_utility(&mut self.sql, stmt, sql);
+            self.send_notices().map_err(io_err)?;
+            match r? {
+                UtilityResult { tag, rows: Some((cols, rows)) } => {
+                    self.row_description(&cols, formats).map_err(io_err)?;
+                    for r in &rows {
+                        self.data_row(r, &cols, formats).map_err(io_err)?;
+                    }
+                    self.complete(&tag)
+                }
+                UtilityResult { tag, rows: None } => self.complete(&tag),
+            }
+        } else {
+            let plan = match prepared {
+                Some(p) => p,
+                None => self.sql.plan_query(stmt, sql, &[])?.0,
+            };
+            self.run_query(plan, params.to_vec(), formats, &stmt.node)
+        };
+        self.sql.interrupt.end_statement();
+        result
+    }
+
+    fn guard_failed(&self, node: &NodeEnum) -> PgResult<()> {
+        if self.block != Block::Failed {
+            return Ok(());
+        }
+        let allowed = match node {
+            NodeEnum::TransactionStmt(t) => matches!(t.kind, 3 | 4 | 7 | 10 | 9),
+            _ => false,
+        };
+        if allowed {
+            Ok(())
+        } else {
+            Err(PgError::new(
+                sqlstate::IN_FAILED_SQL_TRANSACTION,
+                "current transaction is aborted, commands ignored until end of transaction block",
+            ))
+        }
+    }
+
+    /// Begins a transaction if none is open and takes the statement snapshot.
+    fn start_statement(&mut self) {
+        if !self.sql.in_transaction() {
+            self.sql.begin(None);
+        }
+        self.sql.in_block.set(self.block != Block::Idle);
+        self.sql.begin_statement();
+        let settings = self.sql.settings.borrow();
+        let st = if settings.statement_timeout_ms > 0 { Some(Duration::from_millis(settings.statement_timeout_ms)) } else { None };
+        let lt = if settings.lock_timeout_ms > 0 { Some(Duration::from_millis(settings.lock_timeout_ms)) } else { None };
+        drop(settings);
+        self.sql.interrupt.start_statement(st, lt);
+    }
+
+    fn complete(&mut self, tag: &str) -> PgResult<()> {
+        self.out.command_complete(tag).map_err(io_err)
+    }
+
+    fn run_query(&mut self, plan: Arc<PlannedQuery>, params: Vec<Datum>, formats: &[i16], node: &NodeEnum) -> PgResult<()> {
+        let mut run = self.sql.start_query(plan.clone(), params)?;
+        let cols = run.columns.clone();
+        let returns_rows = matches!(node, NodeEnum::SelectStmt(_)) || !cols.is_empty();
+        if returns_rows {
+            self.row_description(&cols, formats).map_err(io_err)?;
+        }
+        let mut count = 0u64;
+        {
+            let out = &mut self.out;
+            let settings = self.sql.settings.borrow().clone();
+            let sql = &self.sql;
+            run.fetch(sql, 0, &mut |row| {
+                count += 1;
+                write_data_row(out, &row, &cols, formats, &settings).map_err(io_err)
+            })?;
+        }
+        let tag = command_tag(node, count, run.rows_modified());
+        self.complete(&tag)
+    }
+
+    fn row_description(&mut self, cols: &[OutputColumn], formats: &[i16]) -> std::io::Result<()> {
+        write_row_description(&mut self.out, cols, formats)
+    }
+
+    fn data_row(&mut self, row: &[Datum], cols: &[OutputColumn], formats: &[i16]) -> std::io::Result<()> {
+        let settings = self.sql.settings.borrow().clone();
+        write_data_row(&mut self.out, row, cols, formats, &settings)
+    }
+
+    // ---------------------------------------------------------------- transaction control
+
+    fn transaction_control(&mut self, t: &pg_query::protobuf::TransactionStmt) -> PgResult<String> {
+        match t.kind {
+            // BEGIN / START TRANSACTION
+            1 | 2 => {
+                if self.block != Block::Idle {
+                    self.sql.notices.borrow_mut().push(PgError::warning("there is already a transaction in progress").with_code(sqlstate::ACTIVE_SQL_TRANSACTION));
+                    return Ok("BEGIN".into());
+                }
+                if !self.sql.in_transaction() {
+                    self.sql.begin(None);
+                }
+                self.apply_transaction_options(&t.options)?;
+                self.block = Block::InBlock;
+                self.savepoints.clear();
+                Ok(if t.kind == 1 { "BEGIN" } else { "START TRANSACTION" }.into())
+            }
+            // COMMIT / END
+            3 => {
+                if t.chain {
+                    return Err(PgError::unsupported("COMMIT AND CHAIN"));
+                }
+                match self.block {
+                    Block::Idle => {
+                        self.sql.notices.borrow_mut().push(PgError::warning("there is no transaction in progress").with_code(sqlstate::NO_ACTIVE_SQL_TRANSACTION));
+                        if self.sql.in_transaction() && !self.implicit {
+                            self.sql.commit()?;
+                        }
+                        Ok("COMMIT".into())
+                    }
+                    Block::InBlock => {
+                        self.block = Block::Idle;
+                        self.savepoints.clear();
+                        self.sql.commit()?;
+                        Ok("COMMIT".into())
+                    }
+                    Block::Failed => {
+                        self.block = Block::Idle;
+                        self.savepoints.clear();
+                        self.sql.rollback();
+                        Ok("ROLLBACK".into())
+                    }
+                }
+            }
+            // ROLLBACK / ABORT
+            4 => {
+                if t.chain {
+                    if self.block == Block::Idle {
+                        return Err(PgError::new(sqlstate::NO_ACTIVE_SQL_TRANSACTION, "ROLLBACK AND CHAIN can only be used in transaction blocks"));
+                    }
+                    return Err(PgError::unsupported("ROLLBACK AND CHAIN"));
+                }
+                if self.block == Block::Idle {
+                    self.sql.notices.borrow_mut().push(PgError::warning("there is no transaction in progress").with_code(sqlstate::NO_ACTIVE_SQL_TRANSACTION));
+                }
+                self.block = Block::Idle;
+                self.savepoints.clear();
+                self.sql.rollback();
+                Ok("ROLLBACK".into())
+            }
+            // SAVEPOINT
+            5 => {
+                if self.block == Block::Idle {
+                    return Err(PgError::new(sqlstate::NO_ACTIVE_SQL_TRANSACTION, "SAVEPOINT can only be used in transaction blocks"));
+                }
+                self.sql.savepoint()?;
+                self.savepoints.push(Savepoint { name: t.savepoint_name.clone(), rocks: 1 });
+                Ok("SAVEPOINT".into())
+            }
+            // RELEASE
+            6 => {
+                if self.block == Block::Idle {
+                    return Err(PgError::new(sqlstate::NO_ACTIVE_SQL_TRANSACTION, "RELEASE SAVEPOINT can only be used in transaction blocks"));
+                }
+                let Some(i) = self.savepoints.iter().rposition(|s| s.name == t.savepoint_name) else {
+                    return Err(PgError::new(
+                        sqlstate::INVALID_SAVEPOINT_SPECIFICATION,
+                        format!("savepoint \"{}\" does not exist", t.savepoint_name),
+                    ));
+                };
+                let released: usize = self.savepoints.drain(i..).map(|s| s.rocks).sum();
+                if let Some(prev) = self.savepoints.last_mut() {
+                    prev.rocks += released;
+                }
+                Ok("RELEASE".into())
+            }
+            // ROLLBACK TO
+            7 => {
+                if self.block == Block::Idle {
+                    return Err(PgError::new(sqlstate::NO_ACTIVE_SQL_TRANSACTION, "ROLLBACK TO SAVEPOINT can only be used in transaction blocks"));
+                }
+                let Some(i) = self.savepoints.iter().rposition(|s| s.name == t.savepoint_name) else {
+                    return Err(PgError::new(
+                        sqlstate::INVALID_SAVEPOINT_SPECIFICATION,
+                        format!("savepoint \"{}\" does not exist", t.savepoint_name),
+                    ));
+                };
+                let pops: usize = self.savepoints[i..].iter().map(|s| s.rocks).sum();
+                for _ in 0..pops {
+                    self.sql.rollback_to_savepoint()?;
+                }
+                self.savepoints.truncate(i + 1);
+                self.sql.savepoint()?;
+                self.savepoints[i].rocks = 1;
+                self.block = Block::InBlock;
+                Ok("ROLLBACK".into())
+            }
+            8 | 9 | 10 => Err(PgError::unsupported("two-phase commit")),
+            _ => Err(PgError::internal("unknown transaction statement")),
+        }
+    }
+
+    fn apply_transaction_options(&mut self, options: &[pg_query::protobuf::Node]) -> PgResult<()> {
+        for o in options {
+            let Some(NodeEnum::DefElem(de)) = &o.node else { continue };
+            let v = commands::def_elem_value(de).unwrap_or_default();
+            match de.defname.as_str() {
+                "transaction_isolation" => {
+                    let iso = match v.as_str() {
+                        "read committed" | "read uncommitted" => Isolation::ReadCommitted,
+                        "repeatable read" => Isolation::RepeatableRead,
+                        "serializable" => Isolation::Serializable,
+                        _ => return Err(PgError::syntax(format!("invalid isolation level \"{v}\""))),
+                    };
+                    self.sql.set_isolation(iso)?;
+                }
+                "transaction_read_only" => self.sql.read_only = v == "true" || v == "1" || v == "on",
+                "transaction_deferrable" => {}
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// SET TRANSACTION ... / SET SESSION CHARACTERISTICS AS TRANSACTION ...
+    fn set_transaction(&mut self, v: &pg_query::protobuf::VariableSetStmt) -> PgResult<String> {
+        if v.name == "TRANSACTION" {
+            if self.block == Block::Idle {
+                self.sql.notices.borrow_mut().push(PgError::warning("SET TRANSACTION can only be used in transaction blocks").with_code(sqlstate::NO_ACTIVE_SQL_TRANSACTION));
+                return Ok("SET".into());
+            }
+            self.apply_transaction_options(&v.args)?;
+        } else {
+            for o in &v.args {
+                let Some(NodeEnum::DefElem(de)) = &o.node else { continue };
+                let val = commands::def_elem_value(de).unwrap_or_default();
+                let name = match de.defname.as_str() {
+                    "transaction_isolation" => "default_transaction_isolation",
+                    "transaction_read_only" => "default_transaction_read_only",
+                    _ => "default_transaction_deferrable",
+                };
+                self.sql.settings.borrow_mut().set(name, &val)?;
+            }
+        }
+        Ok("SET".into())
+    }
+
+    // ---------------------------------------------------------------- SQL PREPARE / EXECUTE
+
+    fn sql_prepare(&mut self, p: &pg_query::protobuf::PrepareStmt, sql: &str) -> PgResult<()> {
+        if self.prepared.contains_key(&p.name) {
+            return Err(PgError::new(sqlstate::DUPLICATE_PREPARED_STATEMENT, format!("prepared statement \"{}\" already exists", p.name)));
+        }
+        let node = p.query.as_deref().and_then(|n| n.node.clone()).ok_or_else(|| PgError::internal("PREPARE without query"))?;
+        let mut types = Vec::new();
+        for t in &p.argtypes {
+            if let Some(NodeEnum::TypeName(tn)) = &t.node {
+                types.push(tusk_sql::analyzer::types::resolve_type_name(tusk_sql::catalog::builtins(), tn)?);
+            }
+        }
+        let stmt = ParsedStatement { node, location: 0, len: sql.len() };
+        let prepared = self.prepare_statement(sql, Some(stmt), &types)?;
+        self.prepared.insert(p.name.clone(), Arc::new(prepared));
+        Ok(())
+    }
+
+    fn sql_execute(&mut self, e: &pg_query::protobuf::ExecuteStmt) -> PgResult<()> {
+        let prepared = self
+            .prepared
+            .get(&e.name)
+            .cloned()
+            .ok_or_else(|| PgError::new(sqlstate::INVALID_SQL_STATEMENT_NAME, format!("prepared statement \"{}\" does not exist", e.name)))?;
+        if e.params.len() != prepared.param_types.len() {
+            return Err(PgError::syntax(format!(
+                "wrong number of parameters for prepared statement \"{}\"",
+                e.name
+            ))
+            .with_detail(format!("Expected {} parameters but got {}.", prepared.param_types.len(), e.params.len())));
+        }
+        // Parameter expressions are evaluated as constants.
+        let mut values = Vec::new();
+        for (p, ty) in e.params.iter().zip(&prepared.param_types) {
+            values.push(self.eval_constant(p, *ty)?);
+        }
+        let stmt = prepared.stmt.clone().ok_or_else(|| PgError::internal("empty prepared statement"))?;
+        let plan = self.current_plan(&prepared)?;
+        let sql = prepared.sql.clone();
+        self.run_statement(&stmt, &sql, &values, &[], plan)
+    }
+
+    fn eval_constant(&mut self, n: &pg_query::protobuf::Node, ty: SqlType) -> PgResult<Datum> {
+        let text = pg_query::protobuf::SelectStmt {
+            target_list: vec![pg_query::protobuf::Node {
+                node: Some(NodeEnum::ResTarget(Box::new(pg_query::protobuf::ResTarget {
+                    name: String::new(),
+                    indirection: vec![],
+                    val: Some(Box::new(pg_query::protobuf::Node {
+                        node: Some(NodeEnum::TypeCast(Box::new(pg_query::protobuf::TypeCast {
+                            arg: Some(Box::new(n.clone())),
+                            type_name: Some(type_name_of(ty)),
+                            location: -1,
+                        }))),
+                    })),
+                    location: -1,
+                }))),
+            }],
+            limit_option: 1,
+            op: 1,
+            ..Default::default()
+        };
+        let stmt = ParsedStatement { node: NodeEnum::SelectStmt(Box::new(text)), location: 0, len: 0 };
+        if !self.sql.in_transaction() {
+            self.sql.begin(None);
+        }
+        let (plan, _) = self.sql.plan_query(&stmt, "", &[])?;
+        let mut run = self.sql.start_query(plan, vec![])?;
+        let mut value = Datum::Null;
+        run.fetch(&self.sql, 0, &mut |mut row| {
+            value = row.swap_remove(0);
+            Ok(())
+        })?;
+        Ok(value)
+    }
+
+    // ---------------------------------------------------------------- extended protocol
+
+    fn prepare_statement(&mut self, sql: &str, stmt: Option<ParsedStatement>, types: &[SqlType]) -> PgResult<Prepared> {
+        let Some(stmt) = stmt else {
+            return Ok(Prepared { sql: sql.to_string(), stmt: None, param_types: types.to_vec(), plan: None, catalog: None });
+        };
+        let is_query = !commands::is_utility(&stmt.node);
+        if is_query {
+            if self.block == Block::Failed {
+                return Err(PgError::new(
+                    sqlstate::IN_FAILED_SQL_TRANSACTION,
+                    "current transaction is aborted, commands ignored until end of transaction block",
+                ));
+            }
+            let catalog = self.sql.catalog()?;
+            let (plan, params) = self.sql.plan_query(&stmt, sql, types).map_err(|e| self.with_char_position(e, sql))?;
+            return Ok(Prepared { sql: sql.to_string(), stmt: Some(stmt), param_types: params, plan: Some(plan), catalog: Some(catalog) });
+        }
+        Ok(Prepared { sql: sql.to_string(), stmt: Some(stmt), param_types: types.to_vec(), plan: None, catalog: None })
+    }
+
+    /// The plan to run: re-planned if the catalog changed since it was made.
+    fn current_plan(&mut self, p: &Prepared) -> PgResult<Option<Arc<PlannedQuery>>> {
+        let Some(plan) = &p.plan else { return Ok(None) };
+        let now = self.sql.catalog()?;
+        if p.catalog.as_ref().map(|c| Arc::ptr_eq(c, &now)).unwrap_or(false) {
+            return Ok(Some(plan.clone()));
+        }
+        let stmt = p.stmt.as_ref().expect("planned statements have a statement");
+        Ok(Some(self.sql.plan_query(stmt, &p.sql, &p.param_types)?.0))
+    }
+
+    fn parse_message(&mut self, name: &str, query: &str, param_types: &[u32]) -> PgResult<()> {
+        if !name.is_empty() && self.prepared.contains_key(name) {
+            return Err(PgError::new(sqlstate::DUPLICATE_PREPARED_STATEMENT, format!("prepared statement \"{name}\" already exists")));
+        }
+        let mut stmts = parser::parse(query)?;
+        if stmts.len() > 1 {
+            return Err(PgError::syntax("cannot insert multiple commands into a prepared statement"));
+        }
+        let types: Vec<SqlType> = param_types.iter().map(|&t| SqlType::new(if t == 0 { oid::UNKNOWN } else { t })).collect();
+        for t in &types {
+            if t.oid != oid::UNKNOWN && tusk_sql::catalog::builtins().type_info(t.oid).is_none() {
+                return Err(PgError::new(sqlstate::UNDEFINED_OBJECT, format!("type with OID {} does not exist", t.oid)));
+            }
+        }
+        self.handle.set_query(query);
+        // Planning reads the catalog, so it runs inside a transaction.
+        let opened = if !self.sql.in_transaction() && self.block == Block::Idle {
+            self.sql.begin(None);
+            true
+        } else {
+            false
+        };
+        let prepared = self.prepare_statement(query, stmts.pop(), &types);
+        if opened {
+            self.sql.rollback();
+        }
+        let prepared = prepared?;
+        self.prepared.insert(name.to_string(), Arc::new(prepared));
+        Ok(())
+    }
+
+    fn bind_message(
+        &mut self,
+        portal: &str,
+        statement: &str,
+        param_formats: &[i16],
+        params: Vec<Option<Vec<u8>>>,
+        result_formats: Vec<i16>,
+    ) -> PgResult<()> {
+        let prepared = self.prepared.get(statement).cloned().ok_or_else(|| {
+            PgError::new(sqlstate::INVALID_SQL_STATEMENT_NAME, format!("prepared statement \"{statement}\" does not exist"))
+        })?;
+        if params.len() != prepared.param_types.len() {
+            return Err(PgError::new(
+                sqlstate::PROTOCOL_VIOLATION,
+                format!(
+                    "bind message supplies {} parameters, but prepared statement \"{}\" requires {}",
+                    params.len(),
+                    statement,
+                    prepared.param_types.len()
+                ),
+            ));
+        }
+        if param_formats.len() > 1 && param_formats.len() != params.len() {
+            return Err(PgError::new(
+                sqlstate::PROTOCOL_VIOLATION,
+                format!("bind message has {} parameter formats but {} parameters", param_formats.len(), params.len()),
+            ));
+        }
+        if self.block == Block::Failed {
+            return Err(PgError::new(
+                sqlstate::IN_FAILED_SQL_TRANSACTION,
+                "current transaction is aborted, commands ignored until end of transaction block",
+            ));
+        }
+        let settings = self.sql.settings.borrow().clone();
+        let mut values = Vec::with_capacity(params.len());
+        for (i, (p, ty)) in params.into_iter().zip(&prepared.param_types).enumerate() {
+            let format = match param_formats.len() {
+                0 => 0,
+                1 => param_formats[0],
+                _ => param_formats[i],
+            };
+            let v = match p {
+                None => Datum::Null,
+                Some(bytes) => {
+                    if format == 1 {
+                        tusk_sql::functions::io::parse_binary(&bytes, *ty).map_err(|e| {
+                            PgError::new(sqlstate::INVALID_BINARY_REPRESENTATION, format!("incorrect binary data format in bind parameter {}", i + 1))
+                                .with_detail(e.message)
+                        })?
+                    } else {
+                        let text = std::str::from_utf8(&bytes)
+                            .map_err(|_| PgError::new(sqlstate::CHARACTER_NOT_IN_REPERTOIRE, "invalid byte sequence for encoding \"UTF8\""))?;
+                        tusk_sql::functions::io::parse_text(text, *ty, &settings, false)?
+                    }
+                }
+            };
+            values.push(v);
+        }
+        self.portals.insert(
+            portal.to_string(),
+            Portal { prepared, params: values, result_formats, run: None, utility_rows: None, sent: 0 },
+        );
+        Ok(())
+    }
+
+    fn describe_message(&mut self, kind: u8, name: &str) -> PgResult<()> {
+        if kind == b'S' {
+            let p = self.prepared.get(name).cloned().ok_or_else(|| {
+                PgError::new(sqlstate::INVALID_SQL_STATEMENT_NAME, format!("prepared statement \"{name}\" does not exist"))
+            })?;
+            let types = p.param_types.clone();
+            self.out
+                .msg(b't', |b| {
+                    b.extend_from_slice(&(types.len() as i16).to_be_bytes());
+                    for t in &types {
+                        b.extend_from_slice(&t.oid.to_be_bytes());
+                    }
+                })
+                .map_err(io_err)?;
+            return self.describe_result(&p, &[]);
+        }
+        let portal = self.portals.get(name).ok_or_else(|| PgError::new(sqlstate::INVALID_CURSOR_NAME, format!("portal \"{name}\" does not exist")))?;
+        let p = portal.prepared.clone();
+        let formats = portal.result_formats.clone();
+        self.describe_result(&p, &formats)
+    }
+
+    fn describe_result(&mut self, p: &Prepared, formats: &[i16]) -> PgResult<()> {
+        let cols = match (&p.plan, &p.stmt) {
+            (Some(plan), _) => {
+                if plan.columns.is_empty() && !matches!(p.stmt.as_ref().map(|s| &s.node), Some(NodeEnum::SelectStmt(_))) {
+                    None
+                } else {
+                    Some(plan.columns.clone())
+                }
+            }
+            (None, Some(stmt)) => match &stmt.node {
+                NodeEnum::VariableShowStmt(v) => Some(vec![OutputColumn {
+                    name: tusk_sql::settings::lookup_def(&v.name).map(|d| d.name.clone()).unwrap_or_else(|| v.name.clone()),
+                    ty: SqlType::new(oid::TEXT),
+                    origin: None,
+                }]),
+                _ => None,
+            },
+            _ => None,
+        };
+        match cols {
+            Some(c) => self.row_description(&c, formats).map_err(io_err),
+            None => self.out.msg(b'n', |_| {}).map_err(io_err),
+        }
+    }
+
+    fn execute_message(&mut self, name: &str, max_rows: i32) -> PgResult<()> {
+        let Some(mut portal) = self.portals.remove(name) else {
+            return Err(PgError::new(sqlstate::INVALID_CURSOR_NAME, format!("portal \"{name}\" does not exist")));
+        };
+        let result = self.execute_portal(&mut portal, max_rows);
+        if result.is_ok() && (portal.run.as_ref().map(|r| !r.is_finished()).unwrap_or(false) || portal.utility_rows.is_some()) {
+            self.portals.insert(name.to_string(), portal);
+        }
+        result
+    }
+
+    fn execute_portal(&mut self, portal: &mut Portal, max_rows: i32) -> PgResult<()> {
+        let prepared = portal.prepared.clone();
+        let Some(stmt) = prepared.stmt.clone() else {
+            return self.out.empty_query().map_err(io_err);
+        };
+        let max = if max_rows <= 0 { 0 } else { max_rows as usize };
+        // Suspended portals continue where they stopped.
+        if let Some((cols, rows, tag)) = portal.utility_rows.as_mut() {
+            let cols = cols.clone();
+            let mut n = 0;
+            while max == 0 || n < max {
+                match rows.next() {
+                    Some(r) => {
+                        self.data_row(&r, &cols, &portal.result_formats).map_err(io_err)?;
+                        n += 1;
+                    }
+                    None => {
+                        let tag = tag.clone();
+                        portal.utility_rows = None;
+                        return self.complete(&tag);
+                    }
+                }
+            }
+            return self.out.msg(b's', |_| {}).map_err(io_err);
+        }
+        if portal.run.is_none() {
+            self.guard_failed(&stmt.node)?;
+            let is_txn = matches!(&stmt.node, NodeEnum::TransactionStmt(_))
+                || matches!(&stmt.node, NodeEnum::VariableSetStmt(v) if v.kind == 4)
+                || matches!(&stmt.node, NodeEnum::PrepareStmt(_) | NodeEnum::ExecuteStmt(_) | NodeEnum::DeallocateStmt(_));
+            if is_txn || prepared.plan.is_none() {
+                // Utility statements run to completion in one go.
+                if commands::is_utility(&stmt.node) && !is_txn {
+                    if let Some(what) = commands::forbidden_in_block(&stmt.node) {
+                        if self.block != Block::Idle {
+                            return Err(PgError::new(sqlstate::ACTIVE_SQL_TRANSACTION, format!("{what} cannot run inside a transaction block")));
+                        }
+                    }
+                    self.start_statement();
+                    let r = commands::execute_utility(&mut self.sql, &stmt, &prepared.sql);
+                    self.sql.interrupt.end_statement();
+                    self.send_notices().map_err(io_err)?;
+                    return match r? {
+                        UtilityResult { tag, rows: Some((cols, rows)) } => {
+                            portal.utility_rows = Some((cols, rows.into_iter(), tag));
+                            self.execute_portal(portal, max_rows)
+                        }
+                        UtilityResult { tag, rows: None } => self.complete(&tag),
+                    };
+                }
+                return self.run_statement(&stmt, &prepared.sql.clone(), &portal.params, &portal.result_formats, None);
+            }
+            self.start_statement();
+            self.handle.set_query(&prepared.sql);
+            let plan = self.current_plan(&prepared)?.expect("query statements have plans");
+            portal.run = Some(self.sql.start_query(plan, portal.params.clone())?);
+        }
+        let run = portal.run.as_mut().expect("started above");
+        let cols = run.columns.clone();
+        let formats = portal.result_formats.clone();
+        let mut count = 0u64;
+        let done = {
+            let out = &mut self.out;
+            let settings = self.sql.settings.borrow().clone();
+            run.fetch(&self.sql, max, &mut |row| {
+                count += 1;
+                write_data_row(out, &row, &cols, &formats, &settings).map_err(io_err)
+            })?
+        };
+        portal.sent += count;
+        if done {
+            let tag = command_tag(&stmt.node, portal.sent, run.rows_modified());
+            self.sql.interrupt.end_statement();
+            self.complete(&tag)
+        } else {
+            self.out.msg(b's', |_| {}).map_err(io_err)
+        }
+    }
+
+    fn drop_temp_objects(&mut self) {
+        if let Some(nsp) = self.sql.temp_namespace {
+            if let Err(e) = tusk_sql::commands::ddl::drop_temp_namespaces(&self.shared.cluster, self.sql.db, &[nsp]) {
+                log::warn!("could not drop temporary objects of session {}: {e}", self.handle.pid);
+            }
+        }
+    }
+}
+
+fn io_err(e: std::io::Error) -> PgError {
+    PgError::new(sqlstate::CONNECTION_EXCEPTION, format!("could not send data to client: {e}"))
+}
+
+fn type_name_of(ty: SqlType) -> pg_query::protobuf::TypeName {
+    let name = tusk_sql::catalog::builtins().type_name(ty.oid).to_string();
+    pg_query::protobuf::TypeName {
+        names: vec![
+            pg_query::protobuf::Node { node: Some(NodeEnum::String(pg_query::protobuf::String { sval: "pg_catalog".into() })) },
+            pg_query::protobuf::Node { node: Some(NodeEnum::String(pg_query::protobuf::String { sval: name })) },
+        ],
+        typemod: -1,
+        location: -1,
+        ..Default::default()
+    }
+}
+
+/// The CommandComplete tag.
+fn command_tag(node: &NodeEnum, rows: u64, modified: u64) -> String {
+    match node {
+        NodeEnum::SelectStmt(_) => format!("SELECT {rows}"),
+        NodeEnum::InsertStmt(_) => format!("INSERT 0 {modified}"),
+        NodeEnum::UpdateStmt(_) => format!("UPDATE {modified}"),
+        NodeEnum::DeleteStmt(_) => format!("DELETE {modified}"),
+        other => commands::command_tag(other),
+    }
+}
+
+fn format_for(formats: &[i16], i: usize) -> i16 {
+    match formats.len() {
+        0 => 0,
+        1 => formats[0],
+        _ => formats.get(i).copied().unwrap_or(0),
+    }
+}
+
+pub fn write_row_description<W: Write>(out: &mut Out<W>, cols: &[OutputColumn], formats: &[i16]) -> std::io::Result<()> {
+    let b = tusk_sql::catalog::builtins();
+    out.msg(b'T', |buf| {
+        buf.extend_from_slice(&(cols.len() as i16).to_be_bytes());
+        for (i, c) in cols.iter().enumerate() {
+            protocol::put_cstr(buf, &c.name);
+            let (table, attnum) = c.origin.unwrap_or((0, 0));
+            buf.extend_from_slice(&table.to_be_bytes());
+            buf.extend_from_slice(&attnum.to_be_bytes());
+            let ty = if c.ty.oid == oid::UNKNOWN { oid::TEXT } else { c.ty.oid };
+            buf.extend_from_slice(&ty.to_be_bytes());
+            let len = b.type_info(ty).map(|t| t.len).unwrap_or(-1);
+            buf.extend_from_slice(&len.to_be_bytes());
+            buf.extend_from_slice(&c.ty.typmod.to_be_bytes());
+            buf.extend_from_slice(&format_for(formats, i).to_be_bytes());
+        }
+    })
+}
+
+pub fn write_data_row<W: Write>(
+    out: &mut Out<W>,
+    row: &[Datum],
+    cols: &[OutputColumn],
+    formats: &[i16],
+    settings: &tusk_sql::settings::Settings,
+) -> std::io::Result<()> {
+    out.msg(b'D', |buf| {
+        let n = cols.len().min(row.len());
+        buf.extend_from_slice(&(n as i16).to_be_bytes());
+        for (i, d) in row.iter().take(n).enumerate() {
+            if d.is_null() {
+                buf.extend_from_slice(&(-1i32).to_be_bytes());
+                continue;
+            }
+            let ty = cols[i].ty.oid;
+            if format_for(formats, i) == 1 {
+                let bytes = tusk_sql::functions::io::format_binary(d, ty);
+                buf.extend_from_slice(&(bytes.len() as i32).to_be_bytes());
+                buf.extend_from_slice(&bytes);
+            } else {
+                let start = buf.len();
+                buf.extend_from_slice(&[0, 0, 0, 0]);
+                tusk_sql::functions::io::write_text(buf, d, ty, settings);
+                let len = (buf.len() - start - 4) as i32;
+                buf[start..start + 4].copy_from_slice(&len.to_be_bytes());
+            }
+        }
+    })
+}

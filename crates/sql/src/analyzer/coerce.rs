@@ -1,0 +1,376 @@
+//! Type coercion and overload resolution, as PostgreSQL's parse_coerce.c
+//! and parse_func.c/parse_oper.c define them: which casts apply in which
+//! context, which function or operator a call resolves to when the argument
+//! types do not match exactly, and how unknown-typed literals get a type.
+
+use tusk_types::oid::{self, Oid};
+use tusk_types::{sqlstate, PgError, PgResult, SqlType};
+
+use crate::catalog::builtin::{Builtins, ProcInfo};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum CoercionContext {
+    Implicit,
+    Assignment,
+    Explicit,
+}
+
+/// How a value of one type becomes another.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CoercionPath {
+    None,
+    /// Same representation: no work (e.g. varchar → text).
+    Relabel,
+    /// A conversion function or I/O conversion, done by the runtime cast.
+    Convert,
+}
+
+pub fn is_string_category(b: &Builtins, t: Oid) -> bool {
+    b.category(t) == 'S'
+}
+
+pub fn is_polymorphic(t: Oid) -> bool {
+    matches!(
+        t,
+        oid::ANYELEMENT
+            | oid::ANYARRAY
+            | oid::ANYNONARRAY
+            | oid::ANYENUM
+            | oid::ANYRANGE
+            | oid::ANYCOMPATIBLE
+            | oid::ANYCOMPATIBLEARRAY
+            | oid::ANYCOMPATIBLENONARRAY
+            | oid::ANYCOMPATIBLERANGE
+    )
+}
+
+/// find_coercion_pathway
+pub fn coercion_path(b: &Builtins, source: Oid, target: Oid, ctx: CoercionContext) -> CoercionPath {
+    if source == target {
+        return CoercionPath::Relabel;
+    }
+    if target == oid::ANY || source == oid::UNKNOWN {
+        return CoercionPath::Convert;
+    }
+    if let Some(c) = b.cast(source, target) {
+        let allowed = match c.context {
+            'i' => true,
+            'a' => ctx >= CoercionContext::Assignment,
+            _ => ctx == CoercionContext::Explicit,
+        };
+        if !allowed {
+            return CoercionPath::None;
+        }
+        return if c.method == 'b' { CoercionPath::Relabel } else { CoercionPath::Convert };
+    }
+    // Arrays coerce element by element.
+    let (se, te) = (b.element_of(source), b.element_of(target));
+    if se != 0 && te != 0 {
+        return match coercion_path(b, se, te, ctx) {
+            CoercionPath::None => CoercionPath::None,
+            _ => CoercionPath::Convert,
+        };
+    }
+    // Automatic I/O conversion: anything to a string type in assignment or
+    // explicit context; from a string type only explicitly.
+    if ctx >= CoercionContext::Assignment && is_string_category(b, target) && source != oid::RECORD {
+        return CoercionPath::Convert;
+    }
+    if ctx == CoercionContext::Explicit && is_string_category(b, source) {
+        return CoercionPath::Convert;
+    }
+    CoercionPath::None
+}
+
+/// can_coerce_type for one argument (polymorphic targets checked loosely here,
+/// consistently by `resolve_polymorphic`).
+pub fn can_coerce(b: &Builtins, source: Oid, target: Oid, ctx: CoercionContext) -> bool {
+    if source == target || source == oid::UNKNOWN || target == oid::ANY {
+        return true;
+    }
+    if is_polymorphic(target) {
+        return match target {
+            oid::ANYARRAY | oid::ANYCOMPATIBLEARRAY => b.element_of(source) != 0,
+            oid::ANYNONARRAY | oid::ANYCOMPATIBLENONARRAY => b.element_of(source) == 0,
+            oid::ANYENUM | oid::ANYRANGE | oid::ANYCOMPATIBLERANGE => false,
+            _ => true,
+        };
+    }
+    if target == oid::RECORD && (source == oid::RECORD || b.type_info(source).map(|t| t.typtype == 'c').unwrap_or(false)) {
+        return true;
+    }
+    if target == oid::RECORD_ARRAY && b.element_of(source) != 0 {
+        return false;
+    }
+    coercion_path(b, source, target, ctx) != CoercionPath::None
+}
+
+/// A candidate overload during resolution.
+#[derive(Clone, Debug)]
+pub struct Candidate {
+    pub oid: Oid,
+    pub args: Vec<Oid>,
+}
+
+/// func_select_candidate + func_match_argtypes: picks the best candidate
+/// for the given input types, or reports ambiguity (None, true) or no match (None, false).
+pub fn select_candidate(b: &Builtins, inputs: &[Oid], candidates: &[Candidate]) -> (Option<usize>, bool) {
+    // Exact match first.
+    if let Some(i) = candidates.iter().position(|c| c.args == inputs) {
+        return (Some(i), false);
+    }
+    // Candidates each of whose arguments the input can be coerced to implicitly.
+    let mut viable: Vec<usize> = (0..candidates.len())
+        .filter(|&i| {
+            candidates[i].args.len() == inputs.len()
+                && inputs.iter().zip(&candidates[i].args).all(|(&s, &t)| can_coerce(b, s, t, CoercionContext::Implicit))
+                && polymorphic_consistent(b, inputs, &candidates[i].args)
+        })
+        .collect();
+    if viable.len() == 1 {
+        return (Some(viable[0]), false);
+    }
+    if viable.is_empty() {
+        return (None, false);
+    }
+    let nargs = inputs.len();
+    // Keep candidates with the most exact matches on known inputs.
+    let count = |i: usize, f: &dyn Fn(Oid, Oid) -> bool| -> usize {
+        inputs.iter().zip(&candidates[i].args).filter(|(&s, &t)| s != oid::UNKNOWN && f(s, t)).count()
+    };
+    let keep_max = |viable: &mut Vec<usize>, score: &dyn Fn(usize) -> usize| {
+        let best = viable.iter().map(|&i| score(i)).max().unwrap_or(0);
+        viable.retain(|&i| score(i) == best);
+    };
+    keep_max(&mut viable, &|i| count(i, &|s, t| s == t));
+    if viable.len() == 1 {
+        return (Some(viable[0]), false);
+    }
+    // Then the most matches on preferred types (where the input needs a conversion).
+    keep_max(&mut viable, &|i| count(i, &|s, t| s == t || (b.is_preferred(t) && b.category(t) == b.category(s))));
+    if viable.len() == 1 {
+        return (Some(viable[0]), false);
+    }
+    // Unknown inputs: look at the categories the candidates accept there.
+    if inputs.contains(&oid::UNKNOWN) {
+        let mut slots: Vec<Option<(char, bool)>> = vec![None; nargs];
+        let mut resolved = true;
+        for pos in 0..nargs {
+            if inputs[pos] != oid::UNKNOWN {
+                continue;
+            }
+            // The string category wins if any candidate accepts a string here;
+            // otherwise all candidates must agree on one category.
+            let mut slot: Option<(char, bool)> = None;
+            for &i in &viable {
+                let t = candidates[i].args[pos];
+                let (cat, pref) = (b.category(t), b.is_preferred(t));
+                slot = match slot {
+                    None => Some((cat, pref)),
+                    Some((c, p)) if c == cat => Some((c, p || pref)),
+                    Some(_) if cat == 'S' => Some((cat, pref)),
+                    Some((c, p)) if c == 'S' => Some((c, p)),
+                    Some(_) => {
+                        resolved = false;
+                        break;
+                    }
+                };
+            }
+            slots[pos] = slot;
+            if !resolved {
+                break;
+            }
+        }
+        if resolved {
+            let kept: Vec<usize> = viable
+                .iter()
+                .copied()
+                .filter(|&i| {
+                    (0..nargs).all(|pos| match slots[pos] {
+                        None => true,
+                        Some((cat, has_pref)) => {
+                            let t = candidates[i].args[pos];
+                            b.category(t) == cat && (!has_pref || b.is_preferred(t))
+                        }
+                    })
+                })
+                .collect();
+            if !kept.is_empty() {
+                viable = kept;
+            }
+            if viable.len() == 1 {
+                return (Some(viable[0]), false);
+            }
+        }
+        // Last resort: if all known inputs share one type, assume unknowns are that type too.
+        let known: Vec<Oid> = inputs.iter().copied().filter(|&t| t != oid::UNKNOWN).collect();
+        if !known.is_empty() && known.iter().all(|&t| t == known[0]) {
+            let assumed: Vec<Oid> = inputs.iter().map(|&t| if t == oid::UNKNOWN { known[0] } else { t }).collect();
+            let matching: Vec<usize> = viable
+                .iter()
+                .copied()
+                .filter(|&i| {
+                    assumed.iter().zip(&candidates[i].args).all(|(&s, &t)| can_coerce(b, s, t, CoercionContext::Implicit))
+                })
+                .collect();
+            if matching.len() == 1 {
+                return (Some(matching[0]), false);
+            }
+        }
+    }
+    if viable.len() == 1 {
+        (Some(viable[0]), false)
+    } else {
+        (None, true)
+    }
+}
+
+/// All polymorphic arguments of one family must bind to one type.
+fn polymorphic_consistent(b: &Builtins, inputs: &[Oid], args: &[Oid]) -> bool {
+    let mut elem: Option<Oid> = None;
+    for (&s, &t) in inputs.iter().zip(args) {
+        if s == oid::UNKNOWN {
+            continue;
+        }
+        let e = match t {
+            oid::ANYELEMENT | oid::ANYNONARRAY | oid::ANYENUM => s,
+            oid::ANYARRAY => b.element_of(s),
+            _ => continue,
+        };
+        match elem {
+            None => elem = Some(e),
+            Some(x) if x != e => return false,
+            _ => {}
+        }
+    }
+    true
+}
+
+/// Resolves polymorphic argument and result types of a chosen function
+/// (enforce_generic_type_consistency): returns the concrete argument types
+/// and the result type.
+pub fn resolve_polymorphic(b: &Builtins, inputs: &[Oid], proc_args: &[Oid], rettype: Oid) -> PgResult<(Vec<Oid>, Oid)> {
+    let mut elem: Option<Oid> = None;
+    let mut compat: Vec<Oid> = Vec::new();
+    for (&s, &t) in inputs.iter().zip(proc_args) {
+        if s == oid::UNKNOWN {
+            continue;
+        }
+        match t {
+            oid::ANYELEMENT | oid::ANYNONARRAY | oid::ANYENUM => {
+                if let Some(e) = elem {
+                    if e != s {
+                        return Err(arg_mismatch(b, "anyelement", e, s));
+                    }
+                }
+                elem = Some(s);
+            }
+            oid::ANYARRAY => {
+                let e = b.element_of(s);
+                if let Some(x) = elem {
+                    if x != e {
+                        return Err(arg_mismatch(b, "anyarray", x, e));
+                    }
+                }
+                elem = Some(e);
+            }
+            oid::ANYCOMPATIBLE | oid::ANYCOMPATIBLENONARRAY => compat.push(s),
+            oid::ANYCOMPATIBLEARRAY => compat.push(b.element_of(s)),
+            _ => {}
+        }
+    }
+    let compat_type = if compat.is_empty() { None } else { Some(common_type(b, &compat, "anycompatible")?) };
+    // Unknown inputs to anyelement default to text, as PostgreSQL does.
+    let elem = elem.unwrap_or(oid::TEXT);
+    let bind = |t: Oid| -> Oid {
+        match t {
+            oid::ANYELEMENT | oid::ANYNONARRAY | oid::ANYENUM => elem,
+            oid::ANYARRAY => b.array_of(elem),
+            oid::ANYCOMPATIBLE | oid::ANYCOMPATIBLENONARRAY => compat_type.unwrap_or(oid::TEXT),
+            oid::ANYCOMPATIBLEARRAY => b.array_of(compat_type.unwrap_or(oid::TEXT)),
+            other => other,
+        }
+    };
+    Ok((proc_args.iter().map(|&t| bind(t)).collect(), bind(rettype)))
+}
+
+fn arg_mismatch(b: &Builtins, what: &str, a: Oid, c: Oid) -> PgError {
+    PgError::new(
+        sqlstate::DATATYPE_MISMATCH,
+        format!("arguments declared \"{what}\" are not all alike"),
+    )
+    .with_detail(format!("{} versus {}", b.type_name(a), b.type_name(c)))
+}
+
+/// select_common_type: the type UNION, CASE, COALESCE, VALUES ... resolve
+/// their branches to. `context` names the construct for the error message.
+pub fn common_type(b: &Builtins, types: &[Oid], context: &str) -> PgResult<Oid> {
+    let known: Vec<Oid> = types.iter().copied().filter(|&t| t != oid::UNKNOWN).collect();
+    let Some(&first) = known.first() else { return Ok(oid::TEXT) };
+    if known.iter().all(|&t| t == first) {
+        return Ok(first);
+    }
+    let mut ptype = first;
+    let mut pcategory = b.category(ptype);
+    let mut pispreferred = b.is_preferred(ptype);
+    for &t in &known[1..] {
+        if t == ptype {
+            continue;
+        }
+        let cat = b.category(t);
+        if cat != pcategory {
+            return Err(PgError::new(
+                sqlstate::DATATYPE_MISMATCH,
+                format!("{} types {} and {} cannot be matched", context, b.type_name(ptype), b.type_name(t)),
+            ));
+        }
+        if !pispreferred
+            && can_coerce(b, ptype, t, CoercionContext::Implicit)
+            && !can_coerce(b, t, ptype, CoercionContext::Implicit)
+        {
+            ptype = t;
+            pcategory = cat;
+            pispreferred = b.is_preferred(t);
+        }
+    }
+    // Every input must be implicitly coercible to the result.
+    for &t in &known {
+        if !can_coerce(b, t, ptype, CoercionContext::Implicit) {
+            return Err(PgError::new(
+                sqlstate::DATATYPE_MISMATCH,
+                format!("{} could not convert type {} to {}", context, b.type_name(t), b.type_name(ptype)),
+            ));
+        }
+    }
+    Ok(ptype)
+}
+
+/// The candidate functions for a name and argument count, expanding
+/// variadic functions and functions with defaults.
+pub fn function_candidates<'b>(b: &'b Builtins, name: &str, nargs: usize) -> Vec<(Candidate, &'b ProcInfo)> {
+    let mut out = Vec::new();
+    if let Some(oids) = b.procs_by_name.get(name) {
+        for o in oids {
+            let p = &b.procs[o];
+            let n = p.argtypes.len();
+            if n == nargs {
+                out.push((Candidate { oid: p.oid, args: p.argtypes.clone() }, p));
+            } else if p.variadic != 0 && nargs >= n.saturating_sub(1) && n > 0 {
+                // VARIADIC "any"/anyarray/T[]: repeat the element type.
+                let mut args = p.argtypes[..n - 1].to_vec();
+                let elem = if p.variadic == oid::ANY { oid::ANY } else { p.variadic };
+                while args.len() < nargs {
+                    args.push(elem);
+                }
+                out.push((Candidate { oid: p.oid, args }, p));
+            } else if nargs < n && n - nargs <= p.nargdefaults {
+                out.push((Candidate { oid: p.oid, args: p.argtypes[..nargs].to_vec() }, p));
+            }
+        }
+    }
+    out
+}
+
+pub fn type_display_name(b: &Builtins, t: SqlType) -> String {
+    crate::analyzer::types::format_type(b, t.oid, t.typmod)
+}

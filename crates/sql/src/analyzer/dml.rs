@@ -1,0 +1,505 @@
+//! INSERT, UPDATE and DELETE analysis (analyze.c's transformInsertStmt and
+//! friends, plus the rewriter's default-filling: every INSERT target list is
+//! completed with the columns' DEFAULT expressions here, so the executor
+//! only ever writes whole rows).
+
+use std::sync::Arc;
+
+use pg_query::protobuf::{self as pb, Node};
+use pg_query::NodeEnum;
+use tusk_types::{sqlstate, PgError, PgResult, SqlType};
+
+use super::coerce::CoercionContext;
+use super::expr::{display_type, expr_location};
+use super::{pos, Analyzer, NsItem};
+use crate::catalog::{ConstraintKind, RelKind, Relation};
+use crate::expr::{Expr, Var};
+use crate::query::*;
+
+impl<'a> Analyzer<'a> {
+    /// A column's DEFAULT as an expression (NULL if none).
+    pub fn column_default(&mut self, rel: &Relation, col: usize) -> PgResult<Expr> {
+        let (_, c) = rel.live_columns().nth(col).ok_or_else(|| PgError::internal("column index"))?;
+        let ty = c.sql_type();
+        let Some(text) = &c.default else { return Ok(Expr::null(ty)) };
+        let e = self.analyze_standalone_expr(text, "DEFAULT expressions")?;
+        self.coerce_to(e, ty, CoercionContext::Assignment, -1)
+    }
+
+    /// Analyzes an expression stored as SQL text (defaults, CHECK constraints)
+    /// in a scope of its own.
+    pub fn analyze_standalone_expr(&mut self, text: &str, clause: &'static str) -> PgResult<Expr> {
+        let node = parse_expression(text)?;
+        let saved = std::mem::take(&mut self.levels);
+        self.levels.push(super::Level::default());
+        self.level().agg_forbidden = Some(clause);
+        let r = self.transform_expr(&node);
+        self.levels = saved;
+        r
+    }
+
+    fn target_relation(&mut self, rv: &pb::RangeVar, verb: &str) -> PgResult<(usize, Arc<Relation>)> {
+        let rel = self.range_var_relation(rv)?;
+        match rel.kind {
+            RelKind::Table => {}
+            RelKind::View => {
+                return Err(PgError::new(
+                    sqlstate::FEATURE_NOT_SUPPORTED,
+                    format!("cannot {verb} view \"{}\"", rel.name),
+                )
+                .with_detail("Views that are not automatically updatable are not supported by Tusk yet."))
+            }
+            _ => {
+                return Err(PgError::new(
+                    sqlstate::WRONG_OBJECT_TYPE,
+                    format!("cannot {verb} {} \"{}\"", if rel.kind == RelKind::Sequence { "sequence" } else { "relation" }, rel.name),
+                ))
+            }
+        }
+        let rte = self.relation_rte(rel.clone(), rv.alias.as_ref())?;
+        let idx = self.add_rte(rte);
+        Ok((idx, rel))
+    }
+
+    fn transform_returning(&mut self, list: &[Node]) -> PgResult<Vec<TargetEntry>> {
+        if list.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.level().agg_forbidden = Some("RETURNING");
+        let r = self.transform_target_list(list, true);
+        self.level().agg_forbidden = None;
+        r
+    }
+
+    fn column_index(&self, rel: &Relation, name: &str, location: i32) -> PgResult<usize> {
+        rel.live_columns().position(|(_, c)| c.name == name).ok_or_else(|| {
+            PgError::new(
+                sqlstate::UNDEFINED_COLUMN,
+                format!("column \"{}\" of relation \"{}\" does not exist", name, rel.name),
+            )
+            .with_position(pos(location))
+        })
+    }
+
+    /// Coerces a value for assignment to a column, with PostgreSQL's message.
+    fn assign_value(&mut self, e: Expr, rel: &Relation, col: usize, location: i32) -> PgResult<Expr> {
+        let (_, c) = rel.live_columns().nth(col).expect("column index");
+        let target = c.sql_type();
+        let name = c.name.clone();
+        match self.try_coerce(e, target, CoercionContext::Assignment, location)? {
+            Ok(x) => Ok(x),
+            Err(x) => Err(PgError::new(
+                sqlstate::DATATYPE_MISMATCH,
+                format!(
+                    "column \"{}\" is of type {} but expression is of type {}",
+                    name,
+                    super::types::format_type(self.b, target.oid, -1),
+                    display_type(self.b, x.ty())
+                ),
+            )
+            .with_hint("You will need to rewrite or cast the expression.")
+            .with_position(pos(location))),
+        }
+    }
+
+    fn check_identity_insert(&self, rel: &Relation, col: usize, overriding_system: bool) -> PgResult<()> {
+        let (_, c) = rel.live_columns().nth(col).expect("column index");
+        if c.identity == 'a' && !overriding_system {
+            return Err(PgError::new(
+                sqlstate::GENERATED_ALWAYS,
+                format!("cannot insert a non-DEFAULT value into column \"{}\"", c.name),
+            )
+            .with_detail(format!("Column \"{}\" is an identity column defined as GENERATED ALWAYS.", c.name))
+            .with_hint("Use OVERRIDING SYSTEM VALUE to override."));
+        }
+        Ok(())
+    }
+
+    pub(crate) fn analyze_insert(&mut self, s: &pb::InsertStmt) -> PgResult<Query> {
+        let (q, level) = self.with_level(|a| a.transform_insert(s))?;
+        let mut q = q;
+        q.rtable = level.rtable;
+        q.ctes = level.ctes;
+        Ok(q)
+    }
+
+    fn transform_insert(&mut self, s: &pb::InsertStmt) -> PgResult<Query> {
+        if let Some(w) = &s.with_clause {
+            self.transform_with(w)?;
+        }
+        let rv = s.relation.as_ref().ok_or_else(|| PgError::internal("INSERT without relation"))?;
+        let (result_rte, rel) = self.target_relation(rv, "insert into")?;
+        let ncols = rel.live_columns().count();
+        let overriding_system = s.r#override == 3;
+        let overriding_user = s.r#override == 2;
+        // The listed columns, or all of them.
+        let mut columns: Vec<usize> = Vec::new();
+        let mut col_locations: Vec<i32> = Vec::new();
+        for c in &s.cols {
+            let Some(NodeEnum::ResTarget(rt)) = &c.node else { return Err(PgError::internal("insert column")) };
+            if !rt.indirection.is_empty() {
+                return Err(PgError::unsupported("INSERT into subfields or array elements"));
+            }
+            let idx = self.column_index(&rel, &rt.name, rt.location)?;
+            if columns.contains(&idx) {
+                return Err(PgError::new(sqlstate::DUPLICATE_COLUMN, format!("column \"{}\" specified more than once", rt.name))
+                    .with_position(pos(rt.location)));
+            }
+            columns.push(idx);
+            col_locations.push(rt.location);
+        }
+        let explicit_cols = !s.cols.is_empty();
+        if !explicit_cols {
+            columns = (0..ncols).collect();
+            col_locations = vec![-1; ncols];
+        }
+        let mut q = Query::new(CommandKind::Insert);
+        q.result_rte = Some(result_rte);
+        // provided[i] = the expression for table column i, if the source gives one.
+        let mut provided: Vec<Option<Expr>> = vec![None; ncols];
+        let source = s.select_stmt.as_deref().and_then(|n| match &n.node {
+            Some(NodeEnum::SelectStmt(sel)) => Some(sel.as_ref()),
+            _ => None,
+        });
+        match source {
+            None => {} // DEFAULT VALUES
+            Some(sel) if !sel.values_lists.is_empty() && sel.op <= 1 && sel.with_clause.is_none() => {
+                let rows = &sel.values_lists;
+                let mut analyzed: Vec<Vec<Expr>> = Vec::with_capacity(rows.len());
+                for row in rows {
+                    let Some(NodeEnum::List(items)) = &row.node else { return Err(PgError::internal("VALUES row")) };
+                    if items.items.len() > columns.len() {
+                        return Err(PgError::syntax("INSERT has more expressions than target columns")
+                            .with_position(pos(expr_location(&items.items[columns.len()]))));
+                    }
+                    if items.items.len() < columns.len() {
+                        let loc = if explicit_cols { col_locations[items.items.len()] } else { items.items.last().map(expr_location).unwrap_or(-1) };
+                        return Err(PgError::syntax("INSERT has more target columns than expressions").with_position(pos(loc)));
+                    }
+                    let mut out = Vec::with_capacity(columns.len());
+                    self.level().agg_forbidden = Some("VALUES");
+                    for (item, &col) in items.items.iter().zip(&columns) {
+                        let e = if matches!(item.node, Some(NodeEnum::SetToDefault(_))) {
+                            self.column_default(&rel, col)?
+                        } else {
+                            if !overriding_user {
+                                self.check_identity_insert(&rel, col, overriding_system)?;
+                            }
+                            let e = self.transform_expr(item)?;
+                            let e = if overriding_user && rel.live_columns().nth(col).map(|(_, c)| c.identity != ' ').unwrap_or(false) {
+                                self.column_default(&rel, col)?
+                            } else {
+                                e
+                            };
+                            self.assign_value(e, &rel, col, expr_location(item))?
+                        };
+                        out.push(e);
+                    }
+                    self.level().agg_forbidden = None;
+                    analyzed.push(out);
+                }
+                if analyzed.len() == 1 {
+                    for (e, &col) in analyzed.pop().unwrap().into_iter().zip(&columns) {
+                        provided[col] = Some(e);
+                    }
+                } else {
+                    let types: Vec<SqlType> = columns.iter().map(|&c| rel.live_columns().nth(c).unwrap().1.sql_type()).collect();
+                    let names: Vec<String> = (1..=columns.len()).map(|i| format!("column{i}")).collect();
+                    let vrte = self.add_rte(RangeTblEntry {
+                        kind: RteKind::Values(analyzed),
+                        alias: "*VALUES*".into(),
+                        has_alias: false,
+                        col_names: names,
+                        col_types: types.clone(),
+                        lateral: false,
+                    });
+                    q.from.push(FromItem::Rte(vrte));
+                    for (i, &col) in columns.iter().enumerate() {
+                        provided[col] = Some(Expr::Var(Var { rte: vrte, col: i, levels_up: 0, ty: types[i] }));
+                    }
+                }
+            }
+            Some(sel) => {
+                // INSERT ... SELECT: the SELECT is a subquery in FROM.
+                let sub = self.analyze_select_stmt(sel)?;
+                let outputs: Vec<SqlType> = sub.output().map(|t| t.expr.ty()).collect();
+                if outputs.len() > columns.len() {
+                    return Err(PgError::syntax("INSERT has more expressions than target columns"));
+                }
+                if outputs.len() < columns.len() {
+                    return Err(PgError::syntax("INSERT has more target columns than expressions"));
+                }
+                let alias = pb::Alias { aliasname: "*SELECT*".into(), colnames: vec![] };
+                let rte = self.subquery_rte(sub, &alias, false)?;
+                let srte = self.add_rte(rte);
+                q.from.push(FromItem::Rte(srte));
+                for (i, &col) in columns.iter().enumerate() {
+                    if !overriding_user {
+                        self.check_identity_insert(&rel, col, overriding_system)?;
+                    }
+                    let v = Expr::Var(Var { rte: srte, col: i, levels_up: 0, ty: outputs[i] });
+                    provided[col] = Some(self.assign_value(v, &rel, col, -1)?);
+                }
+            }
+        }
+        // Complete the row with defaults.
+        for col in 0..ncols {
+            let e = match provided[col].take() {
+                Some(e) => e,
+                None => self.column_default(&rel, col)?,
+            };
+            let name = rel.live_columns().nth(col).unwrap().1.name.clone();
+            q.targets.push(TargetEntry { expr: e, name, junk: false, origin: None });
+        }
+        // ON CONFLICT
+        let mut on_conflict = None;
+        if let Some(oc) = &s.on_conflict_clause {
+            on_conflict = Some(self.transform_on_conflict(oc, &rel, result_rte)?);
+        }
+        // RETURNING sees the target relation.
+        self.level().namespace.push(NsItem { rte: result_rte, rel_visible: true, cols_visible: true, lateral_only: false });
+        q.returning = self.transform_returning(&s.returning_list)?;
+        let source_query = Box::new(Query::new(CommandKind::Select));
+        q.insert = Some(InsertSpec { columns, source: source_query, on_conflict, overriding_system });
+        Ok(q)
+    }
+
+    fn transform_on_conflict(&mut self, oc: &pb::OnConflictClause, rel: &Arc<Relation>, result_rte: usize) -> PgResult<OnConflict> {
+        // Infer the arbiter unique index.
+        let mut arbiter = None;
+        if let Some(inf) = &oc.infer {
+            if !inf.conname.is_empty() {
+                let c = rel.constraints.iter().find(|c| c.name == inf.conname).ok_or_else(|| {
+                    PgError::new(
+                        sqlstate::UNDEFINED_OBJECT,
+                        format!("constraint \"{}\" for table \"{}\" does not exist", inf.conname, rel.name),
+                    )
+                })?;
+                if !matches!(c.kind, ConstraintKind::PrimaryKey | ConstraintKind::Unique) {
+                    return Err(PgError::new(
+                        sqlstate::WRONG_OBJECT_TYPE,
+                        "constraint in ON CONFLICT clause has no associated index",
+                    ));
+                }
+                arbiter = Some(c.index);
+            } else {
+                let mut attnums = Vec::new();
+                for e in &inf.index_elems {
+                    let Some(NodeEnum::IndexElem(ie)) = &e.node else { continue };
+                    if ie.expr.is_some() {
+                        return Err(PgError::unsupported("ON CONFLICT with expression index inference"));
+                    }
+                    let (attnum, _) = rel.column_by_name(&ie.name).ok_or_else(|| {
+                        PgError::new(sqlstate::UNDEFINED_COLUMN, format!("column \"{}\" does not exist", ie.name))
+                            .with_position(pos(inf.location))
+                    })?;
+                    attnums.push(attnum);
+                }
+                attnums.sort();
+                for idx in self.env.catalog.indexes_of(rel) {
+                    let info = idx.index.as_ref().expect("index relation");
+                    if !info.unique || info.predicate.is_some() {
+                        continue;
+                    }
+                    let mut keys: Vec<i16> = info.keys.iter().map(|k| k.attnum).collect();
+                    keys.sort();
+                    if keys == attnums && info.keys.iter().all(|k| k.expr.is_none()) {
+                        arbiter = Some(idx.oid);
+                        break;
+                    }
+                }
+                if arbiter.is_none() {
+                    return Err(PgError::new(
+                        sqlstate::INVALID_COLUMN_REFERENCE,
+                        "there is no unique or exclusion constraint matching the ON CONFLICT specification",
+                    ));
+                }
+            }
+        }
+        if oc.action == 2 {
+            return Ok(OnConflict::Nothing { arbiter });
+        }
+        let arbiter = arbiter.ok_or_else(|| {
+            PgError::syntax("ON CONFLICT DO UPDATE requires inference specification or constraint name")
+                .with_hint("For example, ON CONFLICT (column_name).")
+                .with_position(pos(oc.location))
+        })?;
+        // SET and WHERE see the existing row (the target) and EXCLUDED.
+        let excluded = self.relation_rte(rel.clone(), Some(&pb::Alias { aliasname: "excluded".into(), colnames: vec![] }))?;
+        let ex_idx = self.add_rte(excluded);
+        let base = self.level_ref().namespace.len();
+        self.level().namespace.push(NsItem { rte: result_rte, rel_visible: true, cols_visible: true, lateral_only: false });
+        self.level().namespace.push(NsItem { rte: ex_idx, rel_visible: true, cols_visible: false, lateral_only: false });
+        let set = self.transform_set_list(&oc.target_list, rel);
+        let filter = match (&oc.where_clause, &set) {
+            (Some(w), Ok(_)) => {
+                let e = self.transform_expr(w);
+                e.and_then(|e| self.coerce_to_boolean(e, "WHERE", expr_location(w))).map(Some)
+            }
+            _ => Ok(None),
+        };
+        self.level().namespace.truncate(base);
+        Ok(OnConflict::Update { arbiter, set: set?, filter: filter? })
+    }
+
+    /// UPDATE's SET list (also ON CONFLICT DO UPDATE SET).
+    fn transform_set_list(&mut self, list: &[Node], rel: &Relation) -> PgResult<Vec<(usize, Expr)>> {
+        let mut out: Vec<(usize, Expr)> = Vec::new();
+        self.level().agg_forbidden = Some("UPDATE");
+        let mut multi_source: Option<Vec<Expr>> = None;
+        for item in list {
+            let Some(NodeEnum::ResTarget(rt)) = &item.node else { return Err(PgError::internal("SET item")) };
+            if !rt.indirection.is_empty() {
+                self.level().agg_forbidden = None;
+                return Err(PgError::unsupported("UPDATE of subfields or array elements"));
+            }
+            let col = self.column_index(rel, &rt.name, rt.location)?;
+            if out.iter().any(|(c, _)| *c == col) {
+                self.level().agg_forbidden = None;
+                return Err(PgError::new(
+                    sqlstate::DUPLICATE_COLUMN,
+                    format!("multiple assignments to same column \"{}\"", rt.name),
+                )
+                .with_position(pos(rt.location)));
+            }
+            let val = rt.val.as_deref().ok_or_else(|| PgError::internal("SET without value"))?;
+            let e = match &val.node {
+                Some(NodeEnum::SetToDefault(_)) => self.column_default(rel, col)?,
+                Some(NodeEnum::MultiAssignRef(m)) => {
+                    if m.colno == 1 {
+                        let src = m.source.as_deref().ok_or_else(|| PgError::internal("multiassign"))?;
+                        match &src.node {
+                            Some(NodeEnum::RowExpr(r)) => multi_source = Some(self.transform_list(&r.args)?),
+                            Some(NodeEnum::List(l)) => multi_source = Some(self.transform_list(&l.items)?),
+                            _ => {
+                                self.level().agg_forbidden = None;
+                                return Err(PgError::unsupported("UPDATE ... SET (columns) = (subquery)"));
+                            }
+                        }
+                        if multi_source.as_ref().map(|v| v.len()).unwrap_or(0) != m.ncolumns as usize {
+                            self.level().agg_forbidden = None;
+                            return Err(PgError::syntax("number of columns does not match number of values").with_position(pos(rt.location)));
+                        }
+                    }
+                    match multi_source.as_ref().and_then(|v| v.get(m.colno as usize - 1)) {
+                        Some(v) => v.clone(),
+                        None => return Err(PgError::internal("multiassign column")),
+                    }
+                }
+                _ => self.transform_expr(val)?,
+            };
+            let (_, c) = rel.live_columns().nth(col).expect("column");
+            if c.identity == 'a' && !matches!(val.node, Some(NodeEnum::SetToDefault(_))) {
+                self.level().agg_forbidden = None;
+                return Err(PgError::new(
+                    sqlstate::GENERATED_ALWAYS,
+                    format!("column \"{}\" can only be updated to DEFAULT", c.name),
+                )
+                .with_detail(format!("Column \"{}\" is an identity column defined as GENERATED ALWAYS.", c.name)));
+            }
+            let e = self.assign_value(e, rel, col, expr_location(val))?;
+            out.push((col, e));
+        }
+        self.level().agg_forbidden = None;
+        Ok(out)
+    }
+
+    pub(crate) fn analyze_update(&mut self, s: &pb::UpdateStmt) -> PgResult<Query> {
+        let (q, level) = self.with_level(|a| a.transform_update(s))?;
+        let mut q = q;
+        q.rtable = level.rtable;
+        q.ctes = level.ctes;
+        Ok(q)
+    }
+
+    fn transform_update(&mut self, s: &pb::UpdateStmt) -> PgResult<Query> {
+        if let Some(w) = &s.with_clause {
+            self.transform_with(w)?;
+        }
+        let rv = s.relation.as_ref().ok_or_else(|| PgError::internal("UPDATE without relation"))?;
+        let (result_rte, rel) = self.target_relation(rv, "update")?;
+        let mut q = Query::new(CommandKind::Update);
+        q.result_rte = Some(result_rte);
+        q.from.push(FromItem::Rte(result_rte));
+        self.level().namespace.push(NsItem { rte: result_rte, rel_visible: true, cols_visible: true, lateral_only: false });
+        for item in &s.from_clause {
+            let (fi, items) = self.transform_from_item(item)?;
+            self.level().namespace.extend(items);
+            q.from.push(fi);
+        }
+        if let Some(w) = &s.where_clause {
+            self.level().agg_forbidden = Some("WHERE");
+            let e = self.transform_expr(w);
+            self.level().agg_forbidden = None;
+            q.quals = Some(self.coerce_to_boolean(e?, "WHERE", expr_location(w))?);
+        }
+        q.update_set = self.transform_set_list(&s.target_list, &rel)?;
+        q.returning = self.transform_returning(&s.returning_list)?;
+        Ok(q)
+    }
+
+    pub(crate) fn analyze_delete(&mut self, s: &pb::DeleteStmt) -> PgResult<Query> {
+        let (q, level) = self.with_level(|a| a.transform_delete(s))?;
+        let mut q = q;
+        q.rtable = level.rtable;
+        q.ctes = level.ctes;
+        Ok(q)
+    }
+
+    fn transform_delete(&mut self, s: &pb::DeleteStmt) -> PgResult<Query> {
+        if let Some(w) = &s.with_clause {
+            self.transform_with(w)?;
+        }
+        let rv = s.relation.as_ref().ok_or_else(|| PgError::internal("DELETE without relation"))?;
+        let (result_rte, _rel) = self.target_relation(rv, "delete from")?;
+        let mut q = Query::new(CommandKind::Delete);
+        q.result_rte = Some(result_rte);
+        q.from.push(FromItem::Rte(result_rte));
+        self.level().namespace.push(NsItem { rte: result_rte, rel_visible: true, cols_visible: true, lateral_only: false });
+        for item in &s.using_clause {
+            let (fi, items) = self.transform_from_item(item)?;
+            self.level().namespace.extend(items);
+            q.from.push(fi);
+        }
+        if let Some(w) = &s.where_clause {
+            self.level().agg_forbidden = Some("WHERE");
+            let e = self.transform_expr(w);
+            self.level().agg_forbidden = None;
+            q.quals = Some(self.coerce_to_boolean(e?, "WHERE", expr_location(w))?);
+        }
+        q.returning = self.transform_returning(&s.returning_list)?;
+        Ok(q)
+    }
+}
+
+/// Parses a lone expression (stored defaults and constraints) via `SELECT expr`.
+pub fn parse_expression(text: &str) -> PgResult<Node> {
+    let stmts = crate::parser::parse(&format!("SELECT {text}"))?;
+    let Some(NodeEnum::SelectStmt(sel)) = stmts.into_iter().next().map(|s| s.node) else {
+        return Err(PgError::internal("stored expression did not parse as SELECT"));
+    };
+    let Some(NodeEnum::ResTarget(rt)) = sel.target_list.into_iter().next().and_then(|t| t.node) else {
+        return Err(PgError::internal("stored expression has no target"));
+    };
+    rt.val.map(|b| *b).ok_or_else(|| PgError::internal("stored expression is empty"))
+}
+
+
+impl<'a> Analyzer<'a> {
+    /// Analyzes an expression over the columns of one relation (CHECK
+    /// constraints, index expressions): the relation is range table entry 0.
+    pub fn analyze_relation_expr(&mut self, rel: Arc<Relation>, text: &str, clause: &'static str) -> PgResult<Expr> {
+        let node = parse_expression(text)?;
+        let saved = std::mem::take(&mut self.levels);
+        self.levels.push(super::Level::default());
+        let result = (|| {
+            let rte = self.relation_rte(rel, None)?;
+            let idx = self.add_rte(rte);
+            self.level().namespace.push(NsItem { rte: idx, rel_visible: true, cols_visible: true, lateral_only: false });
+            self.level().agg_forbidden = Some(clause);
+            self.transform_expr(&node)
+        })();
+        self.levels = saved;
+        result
+    }
+}

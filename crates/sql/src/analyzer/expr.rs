@@ -1,0 +1,1363 @@
+//! Expression analysis (parse_expr.c, parse_func.c, parse_oper.c,
+//! parse_coerce.c): raw expression nodes to typed `Expr`s.
+
+use std::sync::Arc;
+
+use pg_query::protobuf::{self as pb, a_const, Node};
+use pg_query::NodeEnum;
+use tusk_types::oid::{self, Oid};
+use tusk_types::{sqlstate, Datum, PgError, PgResult, SqlType};
+
+use super::coerce::{self, CoercionContext, CoercionPath};
+use super::types::{format_type, resolve_type_name};
+use super::{name_list, node_string, pos, Analyzer};
+use crate::expr::*;
+use crate::functions::{self, ScalarFn};
+use crate::query::RteKind;
+
+/// A constant's text form, for `'literal'` nodes used as plain strings (DDL options).
+pub fn const_text(n: &Node) -> Option<String> {
+    match &n.node {
+        Some(NodeEnum::AConst(c)) => match &c.val {
+            Some(a_const::Val::Sval(s)) => Some(s.sval.clone()),
+            Some(a_const::Val::Ival(i)) => Some(i.ival.to_string()),
+            Some(a_const::Val::Fval(f)) => Some(f.fval.clone()),
+            Some(a_const::Val::Boolval(b)) => Some(if b.boolval { "true".into() } else { "false".into() }),
+            _ => None,
+        },
+        Some(NodeEnum::String(s)) => Some(s.sval.clone()),
+        Some(NodeEnum::Integer(i)) => Some(i.ival.to_string()),
+        Some(NodeEnum::Float(f)) => Some(f.fval.clone()),
+        _ => None,
+    }
+}
+
+fn t(oid: Oid) -> SqlType {
+    SqlType::new(oid)
+}
+
+fn unknown_literal(s: &str) -> Expr {
+    Expr::Const(Datum::text(s), t(oid::UNKNOWN))
+}
+
+/// Where aggregates are being rejected, for "aggregate functions are not allowed in X".
+pub(crate) fn agg_not_allowed(clause: &str, location: i32) -> PgError {
+    PgError::new(sqlstate::GROUPING_ERROR, format!("aggregate functions are not allowed in {clause}")).with_position(pos(location))
+}
+
+impl<'a> Analyzer<'a> {
+    /// transformExpr
+    pub fn transform_expr(&mut self, node: &Node) -> PgResult<Expr> {
+        let Some(n) = &node.node else { return Err(PgError::internal("empty expression node")) };
+        self.transform_node(n)
+    }
+
+    pub(crate) fn transform_opt(&mut self, node: &Option<Box<Node>>) -> PgResult<Option<Expr>> {
+        match node {
+            Some(n) => Ok(Some(self.transform_expr(n)?)),
+            None => Ok(None),
+        }
+    }
+
+    fn transform_node(&mut self, n: &NodeEnum) -> PgResult<Expr> {
+        match n {
+            NodeEnum::AConst(c) => self.transform_const(c),
+            NodeEnum::ColumnRef(c) => self.transform_column_ref(c),
+            NodeEnum::ParamRef(p) => self.transform_param(p),
+            NodeEnum::AExpr(e) => self.transform_aexpr(e),
+            NodeEnum::BoolExpr(b) => {
+                let op = match b.boolop {
+                    1 => BoolOp::And,
+                    2 => BoolOp::Or,
+                    _ => BoolOp::Not,
+                };
+                let name = match op {
+                    BoolOp::And => "AND",
+                    BoolOp::Or => "OR",
+                    BoolOp::Not => "NOT",
+                };
+                let mut args = Vec::with_capacity(b.args.len());
+                for a in &b.args {
+                    let e = self.transform_expr(a)?;
+                    args.push(self.coerce_to_boolean(e, name, expr_location(a))?);
+                }
+                Ok(Expr::Bool { op, args })
+            }
+            NodeEnum::NullTest(nt) => {
+                let arg = self.transform_expr(nt.arg.as_deref().ok_or_else(|| PgError::internal("null test without arg"))?)?;
+                let arg = self.resolve_unknown(arg)?;
+                Ok(Expr::NullTest { arg: Box::new(arg), is_null: nt.nulltesttype == 1 })
+            }
+            NodeEnum::BooleanTest(bt) => {
+                let arg = self.transform_expr(bt.arg.as_deref().ok_or_else(|| PgError::internal("boolean test without arg"))?)?;
+                let kind = match bt.booltesttype {
+                    1 => BoolTestKind::IsTrue,
+                    2 => BoolTestKind::IsNotTrue,
+                    3 => BoolTestKind::IsFalse,
+                    4 => BoolTestKind::IsNotFalse,
+                    5 => BoolTestKind::IsUnknown,
+                    _ => BoolTestKind::IsNotUnknown,
+                };
+                let clause = match kind {
+                    BoolTestKind::IsTrue => "IS TRUE",
+                    BoolTestKind::IsNotTrue => "IS NOT TRUE",
+                    BoolTestKind::IsFalse => "IS FALSE",
+                    BoolTestKind::IsNotFalse => "IS NOT FALSE",
+                    BoolTestKind::IsUnknown => "IS UNKNOWN",
+                    BoolTestKind::IsNotUnknown => "IS NOT UNKNOWN",
+                };
+                let arg = self.coerce_to_boolean(arg, clause, bt.location)?;
+                Ok(Expr::BoolTest { arg: Box::new(arg), kind })
+            }
+            NodeEnum::FuncCall(f) => self.transform_func_call(f),
+            NodeEnum::TypeCast(tc) => self.transform_type_cast(tc),
+            NodeEnum::CaseExpr(c) => self.transform_case(c),
+            NodeEnum::CoalesceExpr(c) => {
+                let args = self.transform_list(&c.args)?;
+                let (args, ty) = self.unify(args, "COALESCE", c.location)?;
+                Ok(Expr::Coalesce { args, ty })
+            }
+            NodeEnum::MinMaxExpr(m) => {
+                let is_greatest = m.op == 1;
+                let args = self.transform_list(&m.args)?;
+                let (args, ty) = self.unify(args, if is_greatest { "GREATEST" } else { "LEAST" }, m.location)?;
+                // The type must have an ordering.
+                self.resolve_operator("<", Some(ty), Some(ty), m.location)?;
+                Ok(Expr::MinMax { is_greatest, args, ty })
+            }
+            NodeEnum::SubLink(s) => self.transform_sublink(s),
+            NodeEnum::RowExpr(r) => {
+                let args = self.transform_list(&r.args)?;
+                let args = args.into_iter().map(|a| self.resolve_unknown(a)).collect::<PgResult<Vec<_>>>()?;
+                Ok(Expr::Row { args, ty: t(oid::RECORD) })
+            }
+            NodeEnum::AArrayExpr(a) => self.transform_array(a, None),
+            NodeEnum::AIndirection(ind) => self.transform_indirection(ind),
+            NodeEnum::CollateClause(c) => {
+                let coll = name_list(&c.collname);
+                let ok = ["default", "C", "POSIX", "pg_catalog.default", "pg_catalog.C", "pg_catalog.POSIX", "ucs_basic", "C.UTF-8", "pg_catalog.\"C\""];
+                if !ok.contains(&coll.as_str()) {
+                    return Err(PgError::new(sqlstate::UNDEFINED_OBJECT, format!("collation \"{coll}\" for encoding \"UTF8\" does not exist"))
+                        .with_position(pos(c.location)));
+                }
+                let arg = self.transform_expr(c.arg.as_deref().ok_or_else(|| PgError::internal("collate without arg"))?)?;
+                let arg = self.resolve_unknown(arg)?;
+                if self.b.category(arg.ty().oid) != 'S' && arg.ty().oid != oid::UNKNOWN {
+                    return Err(PgError::new(
+                        sqlstate::DATATYPE_MISMATCH,
+                        format!("collations are not supported by type {}", format_type(self.b, arg.ty().oid, -1)),
+                    )
+                    .with_position(pos(c.location)));
+                }
+                Ok(arg)
+            }
+            NodeEnum::SqlvalueFunction(f) => self.transform_sql_value_function(f),
+            NodeEnum::SetToDefault(_) => Err(PgError::syntax("DEFAULT is not allowed in this context")),
+            NodeEnum::GroupingFunc(_) => Err(PgError::unsupported("GROUPING()")),
+            NodeEnum::AStar(_) => Err(PgError::syntax("improper use of \"*\"")),
+            other => Err(PgError::unsupported(format!("expression of kind {}", node_kind_name(other)))),
+        }
+    }
+
+    pub(crate) fn transform_list(&mut self, nodes: &[Node]) -> PgResult<Vec<Expr>> {
+        nodes.iter().map(|n| self.transform_expr(n)).collect()
+    }
+
+    fn transform_const(&mut self, c: &pb::AConst) -> PgResult<Expr> {
+        if c.isnull {
+            return Ok(Expr::null(t(oid::UNKNOWN)));
+        }
+        Ok(match &c.val {
+            Some(a_const::Val::Ival(i)) => Expr::Const(Datum::Int4(i.ival), t(oid::INT4)),
+            Some(a_const::Val::Fval(f)) => {
+                // Integers too wide for int4 arrive as Float; they are int8 if
+                // they fit, else numeric (make_const).
+                if !f.fval.contains(['.', 'e', 'E']) {
+                    if let Ok(v) = f.fval.parse::<i64>() {
+                        return Ok(Expr::Const(Datum::Int8(v), t(oid::INT8)));
+                    }
+                }
+                let n = tusk_types::numeric::Numeric::parse(&f.fval).map_err(|e| e.with_position(pos(c.location)))?;
+                Expr::Const(Datum::numeric(n), t(oid::NUMERIC))
+            }
+            Some(a_const::Val::Sval(s)) => unknown_literal(&s.sval),
+            Some(a_const::Val::Boolval(b)) => Expr::Const(Datum::Bool(b.boolval), t(oid::BOOL)),
+            Some(a_const::Val::Bsval(_)) => return Err(PgError::unsupported("bit string constants").with_position(pos(c.location))),
+            None => Expr::null(t(oid::UNKNOWN)),
+        })
+    }
+
+    fn transform_param(&mut self, p: &pb::ParamRef) -> PgResult<Expr> {
+        if p.number < 1 {
+            return Err(PgError::new(sqlstate::UNDEFINED_PARAMETER, format!("there is no parameter ${}", p.number))
+                .with_position(pos(p.location)));
+        }
+        let idx = p.number as usize - 1;
+        let mut params = self.params.borrow_mut();
+        if idx >= params.len() {
+            if idx >= 65535 {
+                return Err(PgError::new(sqlstate::UNDEFINED_PARAMETER, format!("there is no parameter ${}", p.number))
+                    .with_position(pos(p.location)));
+            }
+            params.resize(idx + 1, t(oid::UNKNOWN));
+        }
+        let ty = if params[idx].oid == 0 { t(oid::UNKNOWN) } else { params[idx] };
+        Ok(Expr::Param(idx, ty))
+    }
+
+    // ---------------------------------------------------------------- column references
+
+    fn transform_column_ref(&mut self, c: &pb::ColumnRef) -> PgResult<Expr> {
+        let mut parts: Vec<&str> = Vec::new();
+        let mut star = false;
+        for f in &c.fields {
+            match &f.node {
+                Some(NodeEnum::String(s)) => parts.push(&s.sval),
+                Some(NodeEnum::AStar(_)) => star = true,
+                _ => return Err(PgError::syntax("improper column reference")),
+            }
+        }
+        if star {
+            // `t.*` in an expression context is a whole-row value.
+            if let [rel] = parts.as_slice() {
+                if let Some(e) = self.whole_row_ref(rel, None, c.location)? {
+                    return Ok(e);
+                }
+                return Err(missing_from(rel, c.location));
+            }
+            return Err(PgError::syntax("improper use of \"*\"").with_position(pos(c.location)));
+        }
+        match parts.as_slice() {
+            [col] => {
+                if let Some(e) = self.resolve_unqualified(col, c.location)? {
+                    return Ok(e);
+                }
+                // A bare table name is a whole-row reference.
+                if let Some(e) = self.whole_row_ref(col, None, c.location)? {
+                    return Ok(e);
+                }
+                Err(PgError::new(sqlstate::UNDEFINED_COLUMN, format!("column \"{col}\" does not exist")).with_position(pos(c.location)))
+            }
+            [rel, col] => self.resolve_qualified(None, rel, col, c.location),
+            [schema, rel, col] => self.resolve_qualified(Some(schema), rel, col, c.location),
+            [_db, schema, rel, col] => self.resolve_qualified(Some(schema), rel, col, c.location),
+            _ => Err(PgError::syntax(format!("improper qualified name (too many dotted names): {}", parts.join(".")))
+                .with_position(pos(c.location))),
+        }
+    }
+
+    /// The expression for column `col` of range table entry `rte` at `levels_up`.
+    pub(crate) fn column_expr(&self, levels_up: usize, rte: usize, col: usize) -> Expr {
+        let level = &self.levels[self.levels.len() - 1 - levels_up];
+        let entry = &level.rtable[rte];
+        if let RteKind::Join { columns, .. } = &entry.kind {
+            return shift_levels(columns[col].clone(), levels_up as u32);
+        }
+        Expr::Var(Var { rte, col, levels_up: levels_up as u32, ty: entry.col_types[col] })
+    }
+
+    fn resolve_unqualified(&mut self, col: &str, location: i32) -> PgResult<Option<Expr>> {
+        for up in 0..self.levels.len() {
+            let level = &self.levels[self.levels.len() - 1 - up];
+            let mut found: Option<(usize, usize)> = None;
+            for item in &level.namespace {
+                if !item.cols_visible || item.lateral_only {
+                    continue;
+                }
+                let rte = &level.rtable[item.rte];
+                let matches: Vec<usize> = rte.col_names.iter().enumerate().filter(|(_, n)| *n == col).map(|(i, _)| i).collect();
+                if matches.len() > 1 {
+                    return Err(ambiguous(col, location));
+                }
+                if let Some(&i) = matches.first() {
+                    if found.is_some() {
+                        return Err(ambiguous(col, location));
+                    }
+                    found = Some((item.rte, i));
+                }
+            }
+            if let Some((rte, i)) = found {
+                return Ok(Some(self.column_expr(up, rte, i)));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Finds the visible range table entry called `rel` (innermost level first).
+    fn find_rte(&self, schema: Option<&str>, rel: &str, location: i32) -> PgResult<Option<(usize, usize)>> {
+        for up in 0..self.levels.len() {
+            let level = &self.levels[self.levels.len() - 1 - up];
+            let mut found = None;
+            for item in &level.namespace {
+                if !item.rel_visible || item.lateral_only {
+                    continue;
+                }
+                let rte = &level.rtable[item.rte];
+                let name_matches = rte.alias == rel
+                    && match schema {
+                        None => true,
+                        Some(s) => match &rte.kind {
+                            RteKind::Relation(r) if !rte.has_alias => self.env.catalog.namespace_name(r.namespace) == s,
+                            _ => false,
+                        },
+                    };
+                if name_matches {
+                    if found.is_some() {
+                        return Err(PgError::new(sqlstate::AMBIGUOUS_ALIAS, format!("table reference \"{rel}\" is ambiguous"))
+                            .with_position(pos(location)));
+                    }
+                    found = Some((up, item.rte));
+                }
+            }
+            if found.is_some() {
+                return Ok(found);
+            }
+        }
+        Ok(None)
+    }
+
+    fn resolve_qualified(&mut self, schema: Option<&str>, rel: &str, col: &str, location: i32) -> PgResult<Expr> {
+        match self.find_rte(schema, rel, location)? {
+            Some((up, rte)) => {
+                let level = &self.levels[self.levels.len() - 1 - up];
+                let entry = &level.rtable[rte];
+                match entry.col_names.iter().position(|n| n == col) {
+                    Some(i) => Ok(self.column_expr(up, rte, i)),
+                    None => {
+                        // `rel.func` style composite access is not supported; report the column.
+                        Err(PgError::new(
+                            sqlstate::UNDEFINED_COLUMN,
+                            format!("column {}.{} does not exist", rel, col),
+                        )
+                        .with_position(pos(location)))
+                    }
+                }
+            }
+            None => Err(missing_from(rel, location)),
+        }
+    }
+
+    fn whole_row_ref(&mut self, rel: &str, schema: Option<&str>, location: i32) -> PgResult<Option<Expr>> {
+        let Some((up, rte)) = self.find_rte(schema, rel, location)? else { return Ok(None) };
+        let level = &self.levels[self.levels.len() - 1 - up];
+        let n = level.rtable[rte].col_names.len();
+        let args = (0..n).map(|i| self.column_expr(up, rte, i)).collect();
+        Ok(Some(Expr::Row { args, ty: t(oid::RECORD) }))
+    }
+
+    // ---------------------------------------------------------------- operators
+
+    fn transform_aexpr(&mut self, e: &pb::AExpr) -> PgResult<Expr> {
+        let opname = e.name.last().and_then(node_string).unwrap_or("").to_string();
+        let loc = e.location;
+        match e.kind {
+            // AEXPR_OP
+            1 => {
+                let l = self.transform_opt(&e.lexpr)?;
+                let r = self.transform_opt(&e.rexpr)?;
+                // Row comparisons: (a, b) op (c, d)
+                if let (Some(Expr::Row { args: la, .. }), Some(Expr::Row { args: ra, .. })) = (&l, &r) {
+                    return self.row_compare(&opname, la.clone(), ra.clone(), loc);
+                }
+                self.make_op(&opname, l, r, loc)
+            }
+            // ANY / ALL with an array
+            2 | 3 => {
+                let l = self.transform_opt(&e.lexpr)?.ok_or_else(|| PgError::internal("ANY without left"))?;
+                let r = self.transform_opt(&e.rexpr)?.ok_or_else(|| PgError::internal("ANY without right"))?;
+                self.make_scalar_array_op(&opname, l, r, e.kind == 2, loc)
+            }
+            // IS [NOT] DISTINCT FROM
+            4 | 5 => {
+                let l = self.transform_opt(&e.lexpr)?.ok_or_else(|| PgError::internal("DISTINCT without left"))?;
+                let r = self.transform_opt(&e.rexpr)?.ok_or_else(|| PgError::internal("DISTINCT without right"))?;
+                if let (Expr::Row { args: la, .. }, Expr::Row { args: ra, .. }) = (&l, &r) {
+                    // Row-wise: distinct if any column pair is distinct.
+                    if la.len() != ra.len() {
+                        return Err(PgError::syntax("unequal number of entries in row expressions").with_position(pos(loc)));
+                    }
+                    let mut parts = Vec::new();
+                    for (a, b) in la.clone().into_iter().zip(ra.clone()) {
+                        let (a, b, eq) = self.equality_pair(a, b, loc)?;
+                        parts.push(Expr::Distinct { args: Box::new((a, b)), eq, negated: false });
+                    }
+                    let any_distinct = Expr::Bool { op: BoolOp::Or, args: parts };
+                    return Ok(if e.kind == 5 { Expr::Bool { op: BoolOp::Not, args: vec![any_distinct] } } else { any_distinct });
+                }
+                let (a, b, eq) = self.equality_pair(l, r, loc)?;
+                Ok(Expr::Distinct { args: Box::new((a, b)), eq, negated: e.kind == 5 })
+            }
+            // NULLIF
+            6 => {
+                let l = self.transform_opt(&e.lexpr)?.ok_or_else(|| PgError::internal("NULLIF"))?;
+                let r = self.transform_opt(&e.rexpr)?.ok_or_else(|| PgError::internal("NULLIF"))?;
+                let (a, b, eq) = self.equality_pair(l, r, loc)?;
+                let ty = a.ty();
+                Ok(Expr::NullIf { args: Box::new((a, b)), eq, ty })
+            }
+            // IN (list)
+            7 => self.transform_in_list(e, &opname),
+            // LIKE, ILIKE, SIMILAR: plain operators once the grammar built them.
+            8 | 9 | 10 => {
+                let l = self.transform_opt(&e.lexpr)?;
+                let r = self.transform_opt(&e.rexpr)?;
+                self.make_op(&opname, l, r, loc)
+            }
+            // BETWEEN variants
+            11..=14 => {
+                let x = e.lexpr.as_deref().ok_or_else(|| PgError::internal("BETWEEN"))?;
+                let bounds = match e.rexpr.as_deref().and_then(|n| n.node.as_ref()) {
+                    Some(NodeEnum::List(l)) if l.items.len() == 2 => l.items.clone(),
+                    _ => return Err(PgError::internal("BETWEEN bounds")),
+                };
+                let xe = self.transform_expr(x)?;
+                let lo = self.transform_expr(&bounds[0])?;
+                let hi = self.transform_expr(&bounds[1])?;
+                let not = e.kind == 12 || e.kind == 14;
+                let build = |a: &mut Self, lo: Expr, hi: Expr| -> PgResult<Expr> {
+                    if not {
+                        let p1 = a.make_op("<", Some(xe.clone()), Some(lo), loc)?;
+                        let p2 = a.make_op(">", Some(xe.clone()), Some(hi), loc)?;
+                        Ok(Expr::Bool { op: BoolOp::Or, args: vec![p1, p2] })
+                    } else {
+                        let p1 = a.make_op(">=", Some(xe.clone()), Some(lo), loc)?;
+                        let p2 = a.make_op("<=", Some(xe.clone()), Some(hi), loc)?;
+                        Ok(Expr::Bool { op: BoolOp::And, args: vec![p1, p2] })
+                    }
+                };
+                let direct = build(self, lo.clone(), hi.clone())?;
+                if e.kind <= 12 {
+                    return Ok(direct);
+                }
+                let swapped = build(self, hi, lo)?;
+                Ok(Expr::Bool { op: if not { BoolOp::And } else { BoolOp::Or }, args: vec![direct, swapped] })
+            }
+            _ => Err(PgError::unsupported("this operator expression")),
+        }
+    }
+
+    fn row_compare(&mut self, opname: &str, la: Vec<Expr>, ra: Vec<Expr>, loc: i32) -> PgResult<Expr> {
+        if la.len() != ra.len() {
+            return Err(PgError::syntax("unequal number of entries in row expressions").with_position(pos(loc)));
+        }
+        match opname {
+            "=" | "<>" => {
+                let mut parts = Vec::new();
+                for (a, b) in la.into_iter().zip(ra) {
+                    parts.push(self.make_op(opname, Some(a), Some(b), loc)?);
+                }
+                Ok(Expr::Bool { op: if opname == "=" { BoolOp::And } else { BoolOp::Or }, args: parts })
+            }
+            "<" | "<=" | ">" | ">=" => {
+                // Lexicographic: a1 < b1 OR (a1 = b1 AND (a2 < b2 OR ...)), last column uses op itself.
+                let strict = if opname.starts_with('<') { "<" } else { ">" };
+                let n = la.len();
+                let mut acc = self.make_op(opname, Some(la[n - 1].clone()), Some(ra[n - 1].clone()), loc)?;
+                for i in (0..n - 1).rev() {
+                    let lt = self.make_op(strict, Some(la[i].clone()), Some(ra[i].clone()), loc)?;
+                    let eq = self.make_op("=", Some(la[i].clone()), Some(ra[i].clone()), loc)?;
+                    acc = Expr::Bool { op: BoolOp::Or, args: vec![lt, Expr::Bool { op: BoolOp::And, args: vec![eq, acc] }] };
+                }
+                Ok(acc)
+            }
+            _ => Err(PgError::new(
+                sqlstate::FEATURE_NOT_SUPPORTED,
+                format!("could not determine interpretation of row comparison operator {opname}"),
+            )
+            .with_position(pos(loc))),
+        }
+    }
+
+    /// Both sides of an equality, coerced, with the `=` function.
+    fn equality_pair(&mut self, l: Expr, r: Expr, loc: i32) -> PgResult<(Expr, Expr, FuncRef)> {
+        match self.make_op("=", Some(l), Some(r), loc)? {
+            Expr::Func { func, mut args, .. } if args.len() == 2 => {
+                let b = args.pop().expect("two args");
+                let a = args.pop().expect("two args");
+                Ok((a, b, func))
+            }
+            _ => Err(PgError::internal("equality did not resolve to a function")),
+        }
+    }
+
+    fn transform_in_list(&mut self, e: &pb::AExpr, opname: &str) -> PgResult<Expr> {
+        let loc = e.location;
+        let l = self.transform_opt(&e.lexpr)?.ok_or_else(|| PgError::internal("IN without left"))?;
+        let items = match e.rexpr.as_deref().and_then(|n| n.node.as_ref()) {
+            Some(NodeEnum::List(list)) => list.items.clone(),
+            _ => return Err(PgError::internal("IN without list")),
+        };
+        let rexprs = self.transform_list(&items)?;
+        let negated = opname == "<>";
+        // Row IN (rows): OR of row equalities.
+        if let Expr::Row { args: la, .. } = &l {
+            let mut parts = Vec::new();
+            for r in rexprs {
+                let ra = match r {
+                    Expr::Row { args, .. } => args,
+                    _ => return Err(PgError::syntax("IN list of rows must contain rows").with_position(pos(loc))),
+                };
+                parts.push(self.row_compare(opname, la.clone(), ra, loc)?);
+            }
+            return Ok(Expr::Bool { op: if negated { BoolOp::And } else { BoolOp::Or }, args: parts });
+        }
+        // If the list has a common type with the left side, one ScalarArrayOp.
+        let mut all = vec![l.clone()];
+        all.extend(rexprs.iter().cloned());
+        let types: Vec<Oid> = all.iter().map(|x| x.ty().oid).collect();
+        let simple = rexprs.iter().all(|r| !r.is_volatile());
+        if let (true, Ok(common)) = (simple, coerce::common_type(self.b, &types, "IN")) {
+            if common != oid::RECORD && self.b.array_of(common) != 0 {
+                let ct = t(common);
+                let mut elems = Vec::with_capacity(rexprs.len());
+                for r in rexprs {
+                    elems.push(self.coerce_to(r, ct, CoercionContext::Implicit, loc)?);
+                }
+                let left = self.coerce_to(l, ct, CoercionContext::Implicit, loc)?;
+                let arr_ty = t(self.b.array_of(common));
+                let arr = Expr::Array { elem: ct, elements: elems, ty: arr_ty };
+                return self.make_scalar_array_op(opname, left, arr, !negated, loc);
+            }
+        }
+        let mut parts = Vec::new();
+        for r in rexprs {
+            parts.push(self.make_op(opname, Some(l.clone()), Some(r), loc)?);
+        }
+        Ok(Expr::Bool { op: if negated { BoolOp::And } else { BoolOp::Or }, args: parts })
+    }
+
+    fn make_scalar_array_op(&mut self, opname: &str, l: Expr, r: Expr, any: bool, loc: i32) -> PgResult<Expr> {
+        let l = self.resolve_unknown_if_other_known(l, &r)?;
+        let rt = r.ty().oid;
+        let elem = if rt == oid::UNKNOWN {
+            l.ty().oid
+        } else {
+            let e = self.b.element_of(rt);
+            if e == 0 {
+                return Err(PgError::new(
+                    sqlstate::WRONG_OBJECT_TYPE,
+                    format!("op ANY/ALL (array) requires array on right side"),
+                )
+                .with_position(pos(loc)));
+            }
+            e
+        };
+        let (func, lt, et, _ret) = self.resolve_operator(opname, Some(l.ty()), Some(t(elem)), loc)?;
+        let left = self.coerce_to(l, lt.unwrap(), CoercionContext::Implicit, loc)?;
+        let arr_t = t(self.b.array_of(et.unwrap().oid));
+        let right = self.coerce_to(r, arr_t, CoercionContext::Implicit, loc)?;
+        Ok(Expr::ScalarArrayOp { op: func, any, args: Box::new((left, right)) })
+    }
+
+    /// Builds `l op r` (or prefix `op r`), resolving the operator.
+    pub(crate) fn make_op(&mut self, opname: &str, l: Option<Expr>, r: Option<Expr>, loc: i32) -> PgResult<Expr> {
+        let lt = l.as_ref().map(|e| e.ty());
+        let rt = r.as_ref().map(|e| e.ty());
+        let (func, la, ra, ret) = self.resolve_operator(opname, lt, rt, loc)?;
+        let mut args = Vec::with_capacity(2);
+        if let (Some(l), Some(la)) = (l, la) {
+            args.push(self.coerce_to(l, la, CoercionContext::Implicit, loc)?);
+        }
+        if let (Some(r), Some(ra)) = (r, ra) {
+            args.push(self.coerce_to(r, ra, CoercionContext::Implicit, loc)?);
+        }
+        Ok(Expr::Func { func, args, ty: ret })
+    }
+
+    /// oper(): the operator for these input types, its (coerced) argument types and result type.
+    pub(crate) fn resolve_operator(
+        &mut self,
+        opname: &str,
+        lt: Option<SqlType>,
+        rt: Option<SqlType>,
+        loc: i32,
+    ) -> PgResult<(FuncRef, Option<SqlType>, Option<SqlType>, SqlType)> {
+        let b = self.b;
+        let binary = lt.is_some();
+        let left = lt.map(|t| t.oid).unwrap_or(0);
+        let right = rt.map(|t| t.oid).unwrap_or(0);
+        let cands: Vec<&crate::catalog::builtin::OperatorInfo> = b
+            .operators_by_name
+            .get(opname)
+            .map(|v| v.iter().map(|o| &b.operators[o]).filter(|o| (o.left != 0) == binary).collect())
+            .unwrap_or_default();
+        let inputs: Vec<Oid> = if binary { vec![left, right] } else { vec![right] };
+        let cand_list: Vec<coerce::Candidate> = cands
+            .iter()
+            .map(|o| coerce::Candidate { oid: o.oid, args: if binary { vec![o.left, o.right] } else { vec![o.right] } })
+            .collect();
+        // binary_oper_exact: an unknown side is assumed to be the other side's type.
+        let mut chosen = None;
+        if binary && (left == oid::UNKNOWN) != (right == oid::UNKNOWN) {
+            let known = if left == oid::UNKNOWN { right } else { left };
+            chosen = cand_list.iter().position(|c| c.args == [known, known]);
+        }
+        let chosen = match chosen {
+            Some(i) => i,
+            None => match coerce::select_candidate(b, &inputs, &cand_list) {
+                (Some(i), _) => i,
+                (None, ambiguous) => {
+                    let desc = if binary {
+                        format!("{} {} {}", display_type(b, lt.unwrap()), opname, display_type(b, rt.unwrap()))
+                    } else {
+                        format!("{} {}", opname, display_type(b, rt.unwrap()))
+                    };
+                    return Err(if ambiguous {
+                        PgError::new(sqlstate::AMBIGUOUS_FUNCTION, format!("operator is not unique: {desc}"))
+                            .with_hint("Could not choose a best candidate operator. You might need to add explicit type casts.")
+                    } else {
+                        PgError::new(sqlstate::UNDEFINED_FUNCTION, format!("operator does not exist: {desc}"))
+                            .with_hint("No operator matches the given name and argument types. You might need to add explicit type casts.")
+                    }
+                    .with_position(pos(loc)));
+                }
+            },
+        };
+        let op = cands[chosen];
+        let proc = b.proc(op.proc).ok_or_else(|| PgError::internal(format!("operator {opname} has no function")))?;
+        let (args, ret) = coerce::resolve_polymorphic(b, &inputs, &cand_list[chosen].args, op.result)?;
+        let func = self.func_ref(proc, loc)?;
+        let ret_ty = t(ret);
+        if binary {
+            Ok((func, Some(self.with_input_typmod(args[0], lt)), Some(self.with_input_typmod(args[1], rt)), ret_ty))
+        } else {
+            Ok((func, None, Some(self.with_input_typmod(args[0], rt)), ret_ty))
+        }
+    }
+
+    /// Keeps the input's typmod when the operator takes the input's own type
+    /// (so no length coercion is inserted).
+    fn with_input_typmod(&self, target: Oid, input: Option<SqlType>) -> SqlType {
+        match input {
+            Some(i) if i.oid == target => i,
+            _ => t(target),
+        }
+    }
+
+    /// The executable form of a built-in function.
+    pub(crate) fn func_ref(&self, proc: &crate::catalog::builtin::ProcInfo, loc: i32) -> PgResult<FuncRef> {
+        let imp: ScalarFn = functions::lookup_proc(proc).ok_or_else(|| {
+            let args = proc.argtypes.iter().map(|&a| format_type(self.b, a, -1)).collect::<Vec<_>>().join(", ");
+            PgError::unsupported(format!("function {}({})", proc.name, args)).with_position(pos(loc))
+        })?;
+        Ok(FuncRef { oid: proc.oid, name: Arc::from(proc.name.as_str()), imp, strict: proc.strict, volatility: proc.volatility })
+    }
+
+    // ---------------------------------------------------------------- coercion
+
+    /// Boolean contexts (WHERE, AND/OR/NOT, CASE WHEN ...): coerce_to_boolean.
+    pub(crate) fn coerce_to_boolean(&mut self, e: Expr, construct: &str, loc: i32) -> PgResult<Expr> {
+        let ty = e.ty();
+        if ty.oid == oid::BOOL {
+            return Ok(e);
+        }
+        if ty.oid == oid::UNKNOWN {
+            return self.coerce_to(e, t(oid::BOOL), CoercionContext::Assignment, loc);
+        }
+        if coerce::can_coerce(self.b, ty.oid, oid::BOOL, CoercionContext::Assignment) {
+            return self.coerce_to(e, t(oid::BOOL), CoercionContext::Assignment, loc);
+        }
+        Err(PgError::new(
+            sqlstate::DATATYPE_MISMATCH,
+            format!("argument of {} must be type boolean, not type {}", construct, display_type(self.b, ty)),
+        )
+        .with_position(pos(loc)))
+    }
+
+    /// Gives unknown literals and parameters the type text (for contexts
+    /// that need a type but have no other hint, e.g. SELECT 'x').
+    pub(crate) fn resolve_unknown(&mut self, e: Expr) -> PgResult<Expr> {
+        if e.ty().oid == oid::UNKNOWN {
+            self.coerce_to(e, t(oid::TEXT), CoercionContext::Implicit, -1)
+        } else {
+            Ok(e)
+        }
+    }
+
+    fn resolve_unknown_if_other_known(&mut self, e: Expr, other: &Expr) -> PgResult<Expr> {
+        if e.ty().oid == oid::UNKNOWN && other.ty().oid == oid::UNKNOWN {
+            self.resolve_unknown(e)
+        } else {
+            Ok(e)
+        }
+    }
+
+    /// coerce_type + coerce_type_typmod: converts `e` to `target` if the
+    /// context allows, else errors with PostgreSQL's message for the context.
+    pub fn coerce_to(&mut self, e: Expr, target: SqlType, ctx: CoercionContext, loc: i32) -> PgResult<Expr> {
+        match self.try_coerce(e, target, ctx, loc)? {
+            Ok(x) => Ok(x),
+            Err(e) => {
+                let from = display_type(self.b, e.ty());
+                let to = display_type(self.b, target);
+                Err(match ctx {
+                    CoercionContext::Explicit => {
+                        PgError::new(sqlstate::CANNOT_COERCE, format!("cannot cast type {from} to {to}")).with_position(pos(loc))
+                    }
+                    _ => PgError::new(sqlstate::DATATYPE_MISMATCH, format!("cannot cast type {from} to {to}")).with_position(pos(loc)),
+                })
+            }
+        }
+    }
+
+    /// Like `coerce_to`, but hands the expression back (Err) when no coercion exists.
+    pub fn try_coerce(&mut self, e: Expr, target: SqlType, ctx: CoercionContext, loc: i32) -> PgResult<Result<Expr, Expr>> {
+        let from = e.ty();
+        if target.oid == oid::ANY || coerce::is_polymorphic(target.oid) {
+            return Ok(Ok(e));
+        }
+        if from.oid == target.oid && (target.typmod < 0 || from.typmod == target.typmod) {
+            return Ok(Ok(e));
+        }
+        // Unknown-type parameters take the type from their first use.
+        if let Expr::Param(i, pt) = &e {
+            if pt.oid == oid::UNKNOWN {
+                let i = *i;
+                self.params.borrow_mut()[i] = t(target.oid);
+                let p = Expr::Param(i, t(target.oid));
+                if target.typmod >= 0 {
+                    return Ok(Ok(Expr::Cast { arg: Box::new(p), spec: CastSpec { from: t(target.oid), to: target, explicit: ctx == CoercionContext::Explicit } }));
+                }
+                return Ok(Ok(p));
+            }
+        }
+        // Unknown literals are converted right away with the type's input function.
+        if let Expr::Const(d, ct) = &e {
+            if ct.oid == oid::UNKNOWN {
+                if d.is_null() {
+                    return Ok(Ok(Expr::Const(Datum::Null, target)));
+                }
+                let text = d.as_str().unwrap_or_default().to_string();
+                let value = functions::io::parse_text(&text, target, self.env.settings, ctx == CoercionContext::Explicit)
+                    .map_err(|err| err.with_position(pos(loc)))?;
+                return Ok(Ok(Expr::Const(value, target)));
+            }
+        }
+        if from.oid == oid::UNKNOWN {
+            // An unknown-typed expression that is not a literal (e.g. a
+            // subquery output): convert through text.
+            let as_text = Expr::Cast { arg: Box::new(e), spec: CastSpec { from, to: t(oid::TEXT), explicit: false } };
+            return Ok(Ok(Expr::Cast {
+                arg: Box::new(as_text),
+                spec: CastSpec { from: t(oid::TEXT), to: target, explicit: ctx == CoercionContext::Explicit },
+            }));
+        }
+        if from.oid == oid::RECORD && target.oid == oid::RECORD {
+            return Ok(Ok(e));
+        }
+        match coerce::coercion_path(self.b, from.oid, target.oid, ctx) {
+            CoercionPath::None => Ok(Err(e)),
+            _ => {
+                // Constant folding of casts of constants keeps plans simple
+                // and reports conversion errors at the literal.
+                if let Expr::Const(d, _) = &e {
+                    let folded = functions::cast::cast_datum(d.clone(), from, target, ctx == CoercionContext::Explicit, self.env.settings);
+                    if let Ok(v) = folded {
+                        return Ok(Ok(Expr::Const(v, target)));
+                    }
+                }
+                Ok(Ok(Expr::Cast { arg: Box::new(e), spec: CastSpec { from, to: target, explicit: ctx == CoercionContext::Explicit } }))
+            }
+        }
+    }
+
+    /// Resolves a list of expressions to their common type (CASE, COALESCE, VALUES, UNION).
+    pub(crate) fn unify(&mut self, exprs: Vec<Expr>, context: &str, loc: i32) -> PgResult<(Vec<Expr>, SqlType)> {
+        let types: Vec<Oid> = exprs.iter().map(|e| e.ty().oid).collect();
+        let common = coerce::common_type(self.b, &types, context).map_err(|e| e.with_position(pos(loc)))?;
+        // Keep a typmod shared by all inputs (varchar(10) stays varchar(10)).
+        let typmod = {
+            let mods: Vec<i32> = exprs.iter().filter(|e| e.ty().oid == common).map(|e| e.ty().typmod).collect();
+            if !mods.is_empty() && mods.len() == exprs.len() && mods.iter().all(|&m| m == mods[0]) {
+                mods[0]
+            } else {
+                -1
+            }
+        };
+        let target = SqlType { oid: common, typmod };
+        let mut out = Vec::with_capacity(exprs.len());
+        for e in exprs {
+            out.push(self.coerce_to(e, target, CoercionContext::Implicit, loc)?);
+        }
+        Ok((out, target))
+    }
+
+    fn transform_type_cast(&mut self, tc: &pb::TypeCast) -> PgResult<Expr> {
+        let tn = tc.type_name.as_ref().ok_or_else(|| PgError::internal("cast without type"))?;
+        let target = resolve_type_name(self.b, tn)?;
+        let arg_node = tc.arg.as_deref().ok_or_else(|| PgError::internal("cast without argument"))?;
+        // ARRAY[...]::T[] casts the elements directly (so ARRAY[]::int[] works).
+        let arg = match &arg_node.node {
+            Some(NodeEnum::AArrayExpr(a)) if self.b.element_of(target.oid) != 0 => self.transform_array(a, Some(target))?,
+            _ => self.transform_expr(arg_node)?,
+        };
+        let loc = if tc.location >= 0 { tc.location } else { expr_location(arg_node) };
+        // Error position: the literal for unknown constants, else the cast.
+        let literal_loc = if matches!(arg, Expr::Const(_, ty) if ty.oid == oid::UNKNOWN) { expr_location(arg_node) } else { loc };
+        if target.oid == oid::VOID || (self.b.type_info(target.oid).map(|i| i.typtype == 'p').unwrap_or(false) && target.oid != oid::RECORD) {
+            return Err(PgError::new(
+                sqlstate::CANNOT_COERCE,
+                format!("cannot cast type {} to {}", display_type(self.b, arg.ty()), format_type(self.b, target.oid, target.typmod)),
+            )
+            .with_position(pos(loc)));
+        }
+        match self.try_coerce(arg, target, CoercionContext::Explicit, literal_loc)? {
+            Ok(e) => Ok(e),
+            Err(e) => Err(PgError::new(
+                sqlstate::CANNOT_COERCE,
+                format!("cannot cast type {} to {}", display_type(self.b, e.ty()), format_type(self.b, target.oid, target.typmod)),
+            )
+            .with_position(pos(loc))),
+        }
+    }
+
+    // ---------------------------------------------------------------- functions
+
+    fn transform_func_call(&mut self, f: &pb::FuncCall) -> PgResult<Expr> {
+        let names: Vec<&str> = f.funcname.iter().filter_map(node_string).collect();
+        let (schema, name) = match names.as_slice() {
+            [n] => (None, n.to_string()),
+            [s, n] => (Some(s.to_string()), n.to_string()),
+            _ => return Err(PgError::syntax("improper qualified function name").with_position(pos(f.location))),
+        };
+        if let Some(s) = &schema {
+            if s != "pg_catalog" {
+                if !self.env.catalog.namespace_by_name.contains_key(s.as_str()) {
+                    return Err(PgError::new(sqlstate::INVALID_SCHEMA_NAME, format!("schema \"{s}\" does not exist"))
+                        .with_position(pos(f.location)));
+                }
+            }
+        }
+        if f.over.is_some() {
+            return Err(PgError::unsupported("window functions").with_position(pos(f.location)));
+        }
+        if f.agg_within_group {
+            return Err(PgError::unsupported("WITHIN GROUP aggregates").with_position(pos(f.location)));
+        }
+        // Aggregate arguments are analyzed with aggregates forbidden inside.
+        let is_agg_name = self.b.procs_by_name.get(&name).map(|v| v.iter().any(|o| self.b.procs[o].kind == 'a')).unwrap_or(false);
+        let was_in_agg = self.level_ref().in_agg;
+        if is_agg_name {
+            if was_in_agg {
+                return Err(PgError::new(sqlstate::GROUPING_ERROR, "aggregate function calls cannot be nested").with_position(pos(f.location)));
+            }
+            self.level().in_agg = true;
+        }
+        let args = self.transform_list(&f.args);
+        let filter = if is_agg_name { f.agg_filter.as_ref().map(|x| self.transform_expr(x)).transpose() } else { Ok(None) };
+        let mut order = Vec::new();
+        let mut order_err = None;
+        if is_agg_name {
+            for s in &f.agg_order {
+                if let Some(NodeEnum::SortBy(sb)) = &s.node {
+                    match sb.node.as_deref().map(|n| self.transform_expr(n)) {
+                        Some(Ok(e)) => order.push((e, sb.sortby_dir == 3, sb.sortby_nulls == 2 || (sb.sortby_nulls == 1 && sb.sortby_dir == 3))),
+                        Some(Err(e)) => order_err = Some(e),
+                        None => {}
+                    }
+                }
+            }
+        }
+        if is_agg_name {
+            self.level().in_agg = was_in_agg;
+        }
+        let args = args?;
+        let filter = filter?;
+        if let Some(e) = order_err {
+            return Err(e);
+        }
+        if f.agg_star && !is_agg_name {
+            return Err(PgError::new(
+                sqlstate::WRONG_OBJECT_TYPE,
+                format!("{name}(*) specified, but {name} is not an aggregate function"),
+            )
+            .with_position(pos(f.location)));
+        }
+        if (f.agg_distinct || !f.agg_order.is_empty() || f.agg_filter.is_some()) && !is_agg_name {
+            let what = if f.agg_distinct { "DISTINCT" } else if f.agg_filter.is_some() { "FILTER" } else { "ORDER BY" };
+            return Err(PgError::new(
+                sqlstate::WRONG_OBJECT_TYPE,
+                format!("{what} specified, but {name} is not an aggregate function"),
+            )
+            .with_position(pos(f.location)));
+        }
+        // Functions with special argument handling.
+        if let Some(e) = self.special_function(&name, &args, f)? {
+            return Ok(e);
+        }
+        let arg_types: Vec<Oid> = args.iter().map(|a| a.ty().oid).collect();
+        let nargs = if f.agg_star { 0 } else { args.len() };
+        let cands = coerce::function_candidates(self.b, &name, nargs);
+        let cand_list: Vec<coerce::Candidate> = cands.iter().map(|(c, _)| c.clone()).collect();
+        let inputs = if f.agg_star { vec![] } else { arg_types.clone() };
+        let chosen = match coerce::select_candidate(self.b, &inputs, &cand_list) {
+            (Some(i), _) => i,
+            (None, ambiguous) => {
+                let sig = format!(
+                    "{}({})",
+                    name,
+                    args.iter().map(|a| display_type(self.b, a.ty())).collect::<Vec<_>>().join(", ")
+                );
+                return Err(if ambiguous {
+                    PgError::new(sqlstate::AMBIGUOUS_FUNCTION, format!("function {sig} is not unique"))
+                        .with_hint("Could not choose a best candidate function. You might need to add explicit type casts.")
+                } else if f.agg_distinct && is_agg_name {
+                    PgError::new(sqlstate::UNDEFINED_FUNCTION, format!("function {sig} does not exist"))
+                        .with_hint("No aggregate function matches the given name and argument types. Perhaps you misplaced ORDER BY; ORDER BY must appear after all regular arguments of the aggregate.")
+                } else {
+                    PgError::new(sqlstate::UNDEFINED_FUNCTION, format!("function {sig} does not exist"))
+                        .with_hint("No function matches the given name and argument types. You might need to add explicit type casts.")
+                }
+                .with_position(pos(f.location)));
+            }
+        };
+        let proc = cands[chosen].1;
+        let (concrete, ret) = coerce::resolve_polymorphic(self.b, &inputs, &cand_list[chosen].args, proc.rettype)?;
+        let mut coerced = Vec::with_capacity(args.len());
+        for (a, &ty) in args.into_iter().zip(&concrete) {
+            let target = if ty == oid::ANY { a.ty() } else { self.with_input_typmod(ty, Some(a.ty())) };
+            let a = if ty == oid::ANY { self.resolve_unknown(a)? } else { a };
+            coerced.push(self.coerce_to(a, target, CoercionContext::Implicit, f.location)?);
+        }
+        let ret_ty = t(if ret == oid::RECORD { oid::RECORD } else { ret });
+        if proc.kind == 'a' {
+            if let Some(clause) = self.level_ref().agg_forbidden {
+                return Err(agg_not_allowed(clause, f.location));
+            }
+            let kind = functions::agg::lookup(&name, &coerced.iter().map(|a| a.ty().oid).collect::<Vec<_>>(), ret).ok_or_else(|| {
+                PgError::unsupported(format!(
+                    "aggregate {}({})",
+                    name,
+                    concrete.iter().map(|&a| format_type(self.b, a, -1)).collect::<Vec<_>>().join(", ")
+                ))
+                .with_position(pos(f.location))
+            })?;
+            let filter = match filter {
+                Some(x) => Some(Box::new(self.coerce_to_boolean(x, "FILTER", f.location)?)),
+                None => None,
+            };
+            self.level().has_aggs = true;
+            let arg_types = coerced.iter().map(|a| a.ty()).collect();
+            return Ok(Expr::Agg(Box::new(AggCall {
+                oid: proc.oid,
+                name: Arc::from(name.as_str()),
+                kind,
+                args: coerced,
+                arg_types,
+                distinct: f.agg_distinct,
+                star: f.agg_star,
+                filter,
+                order_by: order,
+                ty: ret_ty,
+            })));
+        }
+        if proc.kind == 'w' {
+            return Err(PgError::new(
+                sqlstate::WRONG_OBJECT_TYPE,
+                format!("window function {name} requires an OVER clause"),
+            )
+            .with_position(pos(f.location)));
+        }
+        if proc.kind == 'p' {
+            return Err(PgError::new(sqlstate::WRONG_OBJECT_TYPE, format!("{name} is a procedure"))
+                .with_hint("To call a procedure, use CALL.")
+                .with_position(pos(f.location)));
+        }
+        let func = self.func_ref(proc, f.location)?;
+        Ok(Expr::Func { func, args: coerced, ty: ret_ty })
+    }
+
+    /// Calls whose analysis PostgreSQL special-cases.
+    fn special_function(&mut self, name: &str, args: &[Expr], f: &pb::FuncCall) -> PgResult<Option<Expr>> {
+        match name {
+            // num_nulls/num_nonnulls and friends take any argument types.
+            "num_nulls" | "num_nonnulls" | "concat" | "concat_ws" | "format" | "json_build_object" | "json_build_array" => {
+                // Resolved generically below (variadic "any").
+                Ok(None)
+            }
+            _ => {
+                let _ = (args, f);
+                Ok(None)
+            }
+        }
+    }
+
+    fn transform_sql_value_function(&mut self, f: &pb::SqlValueFunction) -> PgResult<Expr> {
+        let (fname, ty): (&str, Oid) = match f.op {
+            1 => ("current_date", oid::DATE),
+            2 | 3 => ("current_time", oid::TIMETZ),
+            4 | 5 => ("current_timestamp", oid::TIMESTAMPTZ),
+            6 | 7 => ("localtime", oid::TIME),
+            8 | 9 => ("localtimestamp", oid::TIMESTAMP),
+            10 | 11 | 12 => ("current_user", oid::NAME),
+            13 => ("session_user", oid::NAME),
+            14 => ("current_database", oid::NAME),
+            _ => ("current_schema", oid::NAME),
+        };
+        let imp = functions::lookup(&format!("svf:{fname}")).ok_or_else(|| PgError::unsupported(fname))?;
+        let func = FuncRef { oid: 0, name: Arc::from(fname), imp, strict: false, volatility: 's' };
+        let typmod = if matches!(f.op, 3 | 5 | 7 | 9) { f.typmod } else { -1 };
+        let e = Expr::Func { func, args: vec![], ty: t(ty) };
+        if typmod >= 0 {
+            return Ok(Expr::Cast { arg: Box::new(e), spec: CastSpec { from: t(ty), to: SqlType { oid: ty, typmod }, explicit: true } });
+        }
+        Ok(e)
+    }
+
+    // ---------------------------------------------------------------- CASE, arrays, subscripts
+
+    fn transform_case(&mut self, c: &pb::CaseExpr) -> PgResult<Expr> {
+        let arg = match &c.arg {
+            Some(a) => {
+                let e = self.transform_expr(a)?;
+                Some(self.resolve_unknown(e)?)
+            }
+            None => None,
+        };
+        let mut conds = Vec::new();
+        let mut results = Vec::new();
+        for w in &c.args {
+            let Some(NodeEnum::CaseWhen(cw)) = &w.node else { return Err(PgError::internal("CASE arm")) };
+            let cond = self.transform_expr(cw.expr.as_deref().ok_or_else(|| PgError::internal("WHEN"))?)?;
+            let cond = match &arg {
+                Some(a) => self.make_op("=", Some(Expr::CaseTest(a.ty())), Some(cond), cw.location)?,
+                None => self.coerce_to_boolean(cond, "CASE/WHEN", cw.location)?,
+            };
+            conds.push(cond);
+            results.push(self.transform_expr(cw.result.as_deref().ok_or_else(|| PgError::internal("THEN"))?)?);
+        }
+        let default = match &c.defresult {
+            Some(d) => self.transform_expr(d)?,
+            None => Expr::null(t(oid::UNKNOWN)),
+        };
+        results.push(default);
+        let (mut results, ty) = self.unify(results, "CASE", c.location)?;
+        let default = results.pop().expect("default pushed");
+        Ok(Expr::Case { arg: arg.map(Box::new), whens: conds.into_iter().zip(results).collect(), default: Box::new(default), ty })
+    }
+
+    fn transform_array(&mut self, a: &pb::AArrayExpr, target: Option<SqlType>) -> PgResult<Expr> {
+        let mut elems = Vec::new();
+        for e in &a.elements {
+            match &e.node {
+                // Nested ARRAY[[...]] sub-arrays.
+                Some(NodeEnum::AArrayExpr(inner)) => {
+                    let sub_target = target;
+                    elems.push(self.transform_array(inner, sub_target)?);
+                }
+                _ => elems.push(self.transform_expr(e)?),
+            }
+        }
+        let (array_ty, elem_ty) = match target {
+            Some(tt) => (tt, SqlType { oid: self.b.element_of(tt.oid), typmod: tt.typmod }),
+            None => {
+                if elems.is_empty() {
+                    return Err(PgError::new(sqlstate::INDETERMINATE_DATATYPE, "cannot determine type of empty array")
+                        .with_hint("Explicitly cast to the desired type, for example ARRAY[]::integer[].")
+                        .with_position(pos(a.location)));
+                }
+                let (unified, ty) = self.unify(elems, "ARRAY", a.location)?;
+                elems = unified;
+                let ty = if ty.oid == oid::UNKNOWN { t(oid::TEXT) } else { ty };
+                if self.b.element_of(ty.oid) != 0 {
+                    // Multidimensional: elements are arrays themselves.
+                    (ty, t(self.b.element_of(ty.oid)))
+                } else {
+                    let arr = self.b.array_of(ty.oid);
+                    if arr == 0 {
+                        return Err(PgError::new(
+                            sqlstate::UNDEFINED_OBJECT,
+                            format!("could not find array type for data type {}", display_type(self.b, ty)),
+                        )
+                        .with_position(pos(a.location)));
+                    }
+                    (t(arr), ty)
+                }
+            }
+        };
+        let mut out = Vec::with_capacity(elems.len());
+        for e in elems {
+            let target_e = if self.b.element_of(e.ty().oid) != 0 { array_ty } else { elem_ty };
+            out.push(self.coerce_to(e, target_e, CoercionContext::Explicit, a.location)?);
+        }
+        Ok(Expr::Array { elem: elem_ty, elements: out, ty: array_ty })
+    }
+
+    fn transform_indirection(&mut self, ind: &pb::AIndirection) -> PgResult<Expr> {
+        let mut base = self.transform_expr(ind.arg.as_deref().ok_or_else(|| PgError::internal("indirection"))?)?;
+        let mut subs = Vec::new();
+        let mut slice = false;
+        for i in &ind.indirection {
+            match &i.node {
+                Some(NodeEnum::AIndices(ix)) => {
+                    slice |= ix.is_slice;
+                    let lo = ix.lidx.as_ref().map(|n| self.transform_expr(n)).transpose()?;
+                    let hi = ix.uidx.as_ref().map(|n| self.transform_expr(n)).transpose()?;
+                    let lo = lo.map(|e| self.coerce_to(e, t(oid::INT4), CoercionContext::Assignment, -1)).transpose()?;
+                    let hi = hi.map(|e| self.coerce_to(e, t(oid::INT4), CoercionContext::Assignment, -1)).transpose()?;
+                    subs.push((lo, hi));
+                }
+                Some(NodeEnum::String(s)) => {
+                    base = self.flush_subscripts(base, std::mem::take(&mut subs), slice)?;
+                    slice = false;
+                    base = self.field_select(base, &s.sval)?;
+                }
+                Some(NodeEnum::AStar(_)) => return Err(PgError::unsupported("(composite).* expansion here")),
+                _ => return Err(PgError::internal("indirection kind")),
+            }
+        }
+        self.flush_subscripts(base, subs, slice)
+    }
+
+    fn flush_subscripts(&mut self, base: Expr, subs: Vec<(Option<Expr>, Option<Expr>)>, slice: bool) -> PgResult<Expr> {
+        if subs.is_empty() {
+            return Ok(base);
+        }
+        let ty = base.ty();
+        let elem = self.b.element_of(ty.oid);
+        if elem == 0 {
+            return Err(PgError::new(
+                sqlstate::DATATYPE_MISMATCH,
+                format!("cannot subscript type {} because it does not support subscripting", display_type(self.b, ty)),
+            ));
+        }
+        let out_ty = if slice { ty } else { t(elem) };
+        // A non-slice subscript uses the upper index position.
+        let subs = subs.into_iter().map(|(lo, hi)| if slice { (lo, hi) } else { (None, hi.or(lo)) }).collect();
+        Ok(Expr::Subscript { arg: Box::new(base), indexes: subs, slice, ty: out_ty })
+    }
+
+    fn field_select(&mut self, base: Expr, field: &str) -> PgResult<Expr> {
+        // Only rows built from known columns (whole-row references) have names.
+        Err(PgError::new(
+            sqlstate::UNDEFINED_COLUMN,
+            format!("column \"{field}\" not found in data type {}", display_type(self.b, base.ty())),
+        ))
+    }
+
+    // ---------------------------------------------------------------- subqueries
+
+    fn transform_sublink(&mut self, s: &pb::SubLink) -> PgResult<Expr> {
+        if let Some(clause) = self.level_ref().agg_forbidden {
+            if clause == "check constraints" || clause == "DEFAULT expressions" || clause == "index expressions" {
+                let what = match clause {
+                    "check constraints" => "check constraint",
+                    "DEFAULT expressions" => "DEFAULT expression",
+                    _ => "index expression",
+                };
+                return Err(PgError::unsupported(format!("cannot use subquery in {what}")).with_position(pos(s.location)));
+            }
+        }
+        let sub = match s.subselect.as_deref().and_then(|n| n.node.as_ref()) {
+            Some(NodeEnum::SelectStmt(sel)) => sel.clone(),
+            _ => return Err(PgError::internal("sublink without SELECT")),
+        };
+        let query = self.analyze_select_stmt(&sub)?;
+        let outputs: Vec<SqlType> = query.output().map(|t| t.expr.ty()).collect();
+        let kind = match s.sub_link_type {
+            1 => SubLinkKind::Exists,
+            2 => SubLinkKind::All,
+            3 => SubLinkKind::Any,
+            5 => SubLinkKind::Expr,
+            7 => SubLinkKind::Array,
+            4 => return Err(PgError::unsupported("row comparison with a subquery")),
+            _ => return Err(PgError::unsupported("this kind of subquery")),
+        };
+        match kind {
+            SubLinkKind::Exists => Ok(Expr::SubLink { kind, test: None, op: None, query: Box::new(query), ty: t(oid::BOOL) }),
+            SubLinkKind::Expr | SubLinkKind::Array => {
+                if outputs.len() != 1 {
+                    return Err(PgError::syntax(if outputs.len() > 1 { "subquery must return only one column" } else { "subquery must return a column" })
+                        .with_position(pos(s.location)));
+                }
+                let ty = if kind == SubLinkKind::Array {
+                    let a = self.b.array_of(outputs[0].oid);
+                    if a == 0 {
+                        return Err(PgError::new(
+                            sqlstate::UNDEFINED_OBJECT,
+                            format!("could not find array type for data type {}", display_type(self.b, outputs[0])),
+                        ));
+                    }
+                    t(a)
+                } else {
+                    outputs[0]
+                };
+                Ok(Expr::SubLink { kind, test: None, op: None, query: Box::new(query), ty })
+            }
+            SubLinkKind::Any | SubLinkKind::All => {
+                let test = self.transform_expr(s.testexpr.as_deref().ok_or_else(|| PgError::internal("ANY without test"))?)?;
+                let opname = s.oper_name.last().and_then(node_string).unwrap_or("=").to_string();
+                if let Expr::Row { .. } = test {
+                    return Err(PgError::unsupported("row-valued IN/ANY with a subquery"));
+                }
+                if outputs.len() != 1 {
+                    return Err(PgError::syntax(if outputs.len() > 1 { "subquery has too many columns" } else { "subquery has too few columns" })
+                        .with_position(pos(s.location)));
+                }
+                let (func, lt, rt, ret) = self.resolve_operator(&opname, Some(test.ty()), Some(outputs[0]), s.location)?;
+                if ret.oid != oid::BOOL {
+                    return Err(PgError::new(
+                        sqlstate::DATATYPE_MISMATCH,
+                        format!("operator {opname} must return type boolean, not type {}", display_type(self.b, ret)),
+                    ));
+                }
+                let test = self.coerce_to(test, lt.unwrap(), CoercionContext::Implicit, s.location)?;
+                let mut query = query;
+                // Coerce the subquery's output to the operator's right type.
+                let target = rt.unwrap();
+                if let Some(te) = query.targets.iter_mut().find(|t| !t.junk) {
+                    if te.expr.ty() != target {
+                        let e = std::mem::replace(&mut te.expr, Expr::null(target));
+                        te.expr = self.coerce_outer_free(e, target, s.location)?;
+                    }
+                }
+                Ok(Expr::SubLink { kind, test: Some(Box::new(test)), op: Some(func), query: Box::new(query), ty: t(oid::BOOL) })
+            }
+        }
+    }
+
+    /// Coerces an expression of an already-analyzed subquery (no level context needed for casts).
+    fn coerce_outer_free(&mut self, e: Expr, target: SqlType, loc: i32) -> PgResult<Expr> {
+        self.coerce_to(e, target, CoercionContext::Implicit, loc)
+    }
+}
+
+/// Raises levels_up of every outer-free Var by `by` (join alias expressions
+/// copied to a deeper level).
+fn shift_levels(e: Expr, by: u32) -> Expr {
+    if by == 0 {
+        return e;
+    }
+    e.rewrite(&mut |x| match x {
+        Expr::Var(mut v) => {
+            v.levels_up += by;
+            Expr::Var(v)
+        }
+        other => other,
+    })
+}
+
+pub(crate) fn display_type(b: &crate::catalog::builtin::Builtins, t: SqlType) -> String {
+    format_type(b, t.oid, -1).replace("character varying", "character varying").to_string()
+}
+
+fn ambiguous(col: &str, location: i32) -> PgError {
+    PgError::new(sqlstate::AMBIGUOUS_COLUMN, format!("column reference \"{col}\" is ambiguous")).with_position(pos(location))
+}
+
+fn missing_from(rel: &str, location: i32) -> PgError {
+    PgError::new(sqlstate::UNDEFINED_TABLE, format!("missing FROM-clause entry for table \"{rel}\"")).with_position(pos(location))
+}
+
+/// The location of an expression node, for error positions.
+pub(crate) fn expr_location(n: &Node) -> i32 {
+    match &n.node {
+        Some(NodeEnum::AConst(c)) => c.location,
+        Some(NodeEnum::ColumnRef(c)) => c.location,
+        Some(NodeEnum::AExpr(e)) => e.location,
+        Some(NodeEnum::FuncCall(f)) => f.location,
+        Some(NodeEnum::TypeCast(t)) => t.location,
+        Some(NodeEnum::BoolExpr(b)) => b.location,
+        Some(NodeEnum::SubLink(s)) => s.location,
+        Some(NodeEnum::CaseExpr(c)) => c.location,
+        Some(NodeEnum::ParamRef(p)) => p.location,
+        Some(NodeEnum::NullTest(nt)) => nt.location,
+        Some(NodeEnum::RowExpr(r)) => r.location,
+        Some(NodeEnum::AArrayExpr(a)) => a.location,
+        Some(NodeEnum::CoalesceExpr(c)) => c.location,
+        Some(NodeEnum::MinMaxExpr(m)) => m.location,
+        Some(NodeEnum::SqlvalueFunction(s)) => s.location,
+        Some(NodeEnum::CollateClause(c)) => c.location,
+        Some(NodeEnum::BooleanTest(b)) => b.location,
+        _ => -1,
+    }
+}
+
+fn node_kind_name(n: &NodeEnum) -> String {
+    let dbg = format!("{n:?}");
+    dbg.split('(').next().unwrap_or("unknown").to_string()
+}
+
+/// FigureColname: the output column name PostgreSQL gives an expression.
+pub(crate) fn figure_colname(n: &Node) -> String {
+    figure_colname_inner(n).map(|(s, _)| s).unwrap_or_else(|| "?column?".to_string())
+}
+
+fn figure_colname_inner(n: &Node) -> Option<(String, u8)> {
+    match &n.node {
+        Some(NodeEnum::ColumnRef(c)) => match c.fields.last().and_then(|f| f.node.as_ref()) {
+            Some(NodeEnum::String(s)) => Some((s.sval.clone(), 2)),
+            _ => None,
+        },
+        Some(NodeEnum::AIndirection(ind)) => {
+            for i in ind.indirection.iter().rev() {
+                if let Some(NodeEnum::String(s)) = &i.node {
+                    return Some((s.sval.clone(), 2));
+                }
+            }
+            ind.arg.as_deref().and_then(figure_colname_inner)
+        }
+        Some(NodeEnum::FuncCall(f)) => f.funcname.last().and_then(node_string).map(|s| (s.to_string(), 2)),
+        Some(NodeEnum::AExpr(e)) if e.kind == 6 => Some(("nullif".into(), 2)),
+        Some(NodeEnum::TypeCast(tc)) => {
+            let inner = tc.arg.as_deref().and_then(figure_colname_inner);
+            match inner {
+                Some((s, strength)) if strength > 1 => Some((s, strength)),
+                _ => tc.type_name.as_ref().and_then(|tn| tn.names.last().and_then(node_string)).map(|s| (s.to_string(), 1)),
+            }
+        }
+        Some(NodeEnum::CollateClause(c)) => c.arg.as_deref().and_then(figure_colname_inner),
+        Some(NodeEnum::SubLink(s)) => match s.sub_link_type {
+            1 => Some(("exists".into(), 2)),
+            7 => Some(("array".into(), 2)),
+            5 | 6 => {
+                if let Some(NodeEnum::SelectStmt(sel)) = s.subselect.as_deref().and_then(|n| n.node.as_ref()) {
+                    if let Some(Some(NodeEnum::ResTarget(rt))) = sel.target_list.first().map(|t| t.node.as_ref()) {
+                        if !rt.name.is_empty() {
+                            return Some((rt.name.clone(), 2));
+                        }
+                        return rt.val.as_deref().and_then(figure_colname_inner);
+                    }
+                }
+                None
+            }
+            _ => None,
+        },
+        Some(NodeEnum::CaseExpr(c)) => match c.defresult.as_deref().and_then(figure_colname_inner) {
+            Some((s, strength)) if strength > 1 => Some((s, strength)),
+            _ => Some(("case".into(), 1)),
+        },
+        Some(NodeEnum::AArrayExpr(_)) => Some(("array".into(), 2)),
+        Some(NodeEnum::RowExpr(_)) => Some(("row".into(), 2)),
+        Some(NodeEnum::CoalesceExpr(_)) => Some(("coalesce".into(), 2)),
+        Some(NodeEnum::MinMaxExpr(m)) => Some((if m.op == 1 { "greatest" } else { "least" }.into(), 2)),
+        Some(NodeEnum::SqlvalueFunction(f)) => Some((
+            match f.op {
+                1 => "current_date",
+                2 | 3 => "current_time",
+                4 | 5 => "current_timestamp",
+                6 | 7 => "localtime",
+                8 | 9 => "localtimestamp",
+                10 => "current_role",
+                11 => "current_user",
+                12 => "user",
+                13 => "session_user",
+                14 => "current_catalog",
+                _ => "current_schema",
+            }
+            .into(),
+            2,
+        )),
+        _ => None,
+    }
+}
+
+/// FigureIndexColname: the name an index expression column gets (the
+/// function name for a function call, else "expr").
+pub fn figure_index_colname(n: &Node) -> String {
+    match &n.node {
+        Some(NodeEnum::FuncCall(f)) => f.funcname.last().and_then(node_string).unwrap_or("expr").to_string(),
+        Some(NodeEnum::TypeCast(tc)) => tc.arg.as_deref().map(figure_index_colname).unwrap_or_else(|| "expr".into()),
+        _ => "expr".to_string(),
+    }
+}

@@ -1,0 +1,376 @@
+//! The catalog: databases, schemas, relations (tables, indexes, views,
+//! sequences), their columns and constraints.
+//!
+//! Catalog rows live in the same RocksDB as the data (keys `C...`), written
+//! through the DDL statement's transaction, so DDL commits and rolls back
+//! with everything else. Readers use an immutable in-memory `DbCatalog`
+//! snapshot, rebuilt from storage after a DDL transaction commits (and, for
+//! the DDL transaction itself, after each of its DDL statements, so it sees
+//! its own changes). Catalogs are small; rebuilding is cheaper than getting
+//! incremental invalidation subtly wrong.
+
+pub mod builtin;
+pub mod store;
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use tusk_types::{Oid, SqlType};
+
+pub use builtin::{builtins, Builtins};
+
+pub const PG_CATALOG_NAMESPACE: Oid = 11;
+pub const PG_TOAST_NAMESPACE: Oid = 99;
+pub const PUBLIC_NAMESPACE: Oid = 2200;
+pub const INFORMATION_SCHEMA_NAMESPACE: Oid = 13000;
+pub const BOOTSTRAP_SUPERUSER: Oid = 10;
+pub const TEMPLATE1_DB: Oid = 1;
+pub const POSTGRES_DB: Oid = 5;
+
+/// The database that holds objects shared by the whole cluster (none of
+/// Tusk's relations so far; databases and roles are stored cluster-wide).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Database {
+    pub oid: Oid,
+    pub name: String,
+    pub owner: Oid,
+    pub encoding: String,
+    pub collate: String,
+    pub ctype: String,
+    pub is_template: bool,
+    pub allow_connections: bool,
+    pub connection_limit: i32,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Role {
+    pub oid: Oid,
+    pub name: String,
+    pub superuser: bool,
+    pub inherit: bool,
+    pub create_role: bool,
+    pub create_db: bool,
+    pub can_login: bool,
+    pub replication: bool,
+    pub bypass_rls: bool,
+    pub connection_limit: i32,
+    pub password: Option<String>,
+    pub valid_until: Option<String>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Namespace {
+    pub oid: Oid,
+    pub name: String,
+    pub owner: Oid,
+    /// Temporary schemas belong to one session (`pg_temp_N`).
+    pub temp_session: Option<u32>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum RelKind {
+    Table,
+    Index,
+    Sequence,
+    View,
+}
+
+impl RelKind {
+    /// pg_class.relkind
+    pub fn code(self) -> char {
+        match self {
+            RelKind::Table => 'r',
+            RelKind::Index => 'i',
+            RelKind::Sequence => 'S',
+            RelKind::View => 'v',
+        }
+    }
+
+    /// The noun PostgreSQL uses in messages ("\"x\" is not a table").
+    pub fn noun(self) -> &'static str {
+        match self {
+            RelKind::Table => "table",
+            RelKind::Index => "index",
+            RelKind::Sequence => "sequence",
+            RelKind::View => "view",
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Column {
+    pub name: String,
+    pub type_oid: Oid,
+    pub typmod: i32,
+    pub not_null: bool,
+    /// The default expression as SQL text (`nextval('t_id_seq'::regclass)`).
+    pub default: Option<String>,
+    pub dropped: bool,
+    /// 'a' = GENERATED ALWAYS AS IDENTITY, 'd' = BY DEFAULT, ' ' = none.
+    pub identity: char,
+    /// Value for rows written before this column was added (encoded row of one datum).
+    pub missing: Option<Vec<u8>>,
+    pub collation: Oid,
+}
+
+impl Column {
+    pub fn sql_type(&self) -> SqlType {
+        SqlType { oid: self.type_oid, typmod: self.typmod }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ConstraintKind {
+    PrimaryKey,
+    Unique,
+    Check,
+    ForeignKey,
+}
+
+impl ConstraintKind {
+    /// pg_constraint.contype
+    pub fn code(self) -> char {
+        match self {
+            ConstraintKind::PrimaryKey => 'p',
+            ConstraintKind::Unique => 'u',
+            ConstraintKind::Check => 'c',
+            ConstraintKind::ForeignKey => 'f',
+        }
+    }
+}
+
+/// Referential actions, pg_constraint's confupdtype/confdeltype letters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum FkAction {
+    NoAction,
+    Restrict,
+    Cascade,
+    SetNull,
+    SetDefault,
+}
+
+impl FkAction {
+    pub fn code(self) -> char {
+        match self {
+            FkAction::NoAction => 'a',
+            FkAction::Restrict => 'r',
+            FkAction::Cascade => 'c',
+            FkAction::SetNull => 'n',
+            FkAction::SetDefault => 'd',
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ForeignKey {
+    pub ref_table: Oid,
+    /// Attribute numbers (1-based) in the referenced table.
+    pub ref_columns: Vec<i16>,
+    pub on_delete: FkAction,
+    pub on_update: FkAction,
+    /// 's' = MATCH SIMPLE, 'f' = MATCH FULL.
+    pub match_type: char,
+    /// The unique index of the referenced table the key relies on.
+    pub ref_index: Oid,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Constraint {
+    pub oid: Oid,
+    pub name: String,
+    pub kind: ConstraintKind,
+    /// Attribute numbers (1-based) of the constrained columns.
+    pub columns: Vec<i16>,
+    /// CHECK expression as SQL text.
+    pub check: Option<String>,
+    /// Index backing a PRIMARY KEY / UNIQUE constraint.
+    pub index: Oid,
+    pub foreign: Option<ForeignKey>,
+    pub deferrable: bool,
+    pub deferred: bool,
+    pub validated: bool,
+    /// CHECK constraints marked NO INHERIT.
+    pub no_inherit: bool,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct IndexKey {
+    /// 1-based attribute number, or 0 for an expression key.
+    pub attnum: i16,
+    pub expr: Option<String>,
+    pub desc: bool,
+    pub nulls_first: bool,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct IndexInfo {
+    pub table: Oid,
+    pub keys: Vec<IndexKey>,
+    pub unique: bool,
+    pub primary: bool,
+    /// The table's rows are keyed by this index (a PRIMARY KEY given at CREATE TABLE).
+    pub clustered: bool,
+    pub predicate: Option<String>,
+    pub nulls_not_distinct: bool,
+    /// Access method name as in pg_am (always "btree" for now).
+    pub method: String,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct SequenceInfo {
+    pub type_oid: Oid,
+    pub start: i64,
+    pub increment: i64,
+    pub min: i64,
+    pub max: i64,
+    pub cache: i64,
+    pub cycle: bool,
+    /// The column this sequence is OWNED BY (table oid, attnum).
+    pub owned_by: Option<(Oid, i16)>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ViewInfo {
+    /// The defining SELECT as SQL text.
+    pub query: String,
+    pub check_option: Option<String>,
+    /// Relations the view reads (DROP ... RESTRICT refuses to drop them).
+    #[serde(default)]
+    pub depends_on: Vec<Oid>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Relation {
+    pub oid: Oid,
+    pub name: String,
+    pub namespace: Oid,
+    pub kind: RelKind,
+    /// 'p' permanent, 'u' unlogged, 't' temporary.
+    pub persistence: char,
+    pub owner: Oid,
+    pub columns: Vec<Column>,
+    /// Key prefix of the relation's data; a new one is assigned by TRUNCATE.
+    pub storage_id: u32,
+    pub constraints: Vec<Constraint>,
+    pub index: Option<IndexInfo>,
+    pub view: Option<ViewInfo>,
+    pub sequence: Option<SequenceInfo>,
+    pub options: Vec<String>,
+    /// Indexes on this table; derived when the catalog is loaded, not stored.
+    #[serde(skip)]
+    pub indexes: Vec<Oid>,
+}
+
+impl Relation {
+    /// Columns not dropped, with their 1-based attribute numbers.
+    pub fn live_columns(&self) -> impl Iterator<Item = (i16, &Column)> {
+        self.columns.iter().enumerate().filter(|(_, c)| !c.dropped).map(|(i, c)| (i as i16 + 1, c))
+    }
+
+    pub fn column_by_name(&self, name: &str) -> Option<(i16, &Column)> {
+        self.live_columns().find(|(_, c)| c.name == name)
+    }
+
+    pub fn column(&self, attnum: i16) -> &Column {
+        &self.columns[attnum as usize - 1]
+    }
+
+    pub fn primary_key(&self) -> Option<&Constraint> {
+        self.constraints.iter().find(|c| c.kind == ConstraintKind::PrimaryKey)
+    }
+}
+
+/// One database's catalog at one moment: immutable, shared by `Arc`.
+#[derive(Clone, Debug, Default)]
+pub struct DbCatalog {
+    pub database: Oid,
+    pub namespaces: BTreeMap<Oid, Namespace>,
+    pub namespace_by_name: HashMap<String, Oid>,
+    pub relations: HashMap<Oid, Arc<Relation>>,
+    pub relation_by_name: HashMap<(Oid, String), Oid>,
+    /// COMMENT ON: (class oid of the object kind, object oid, sub id) → text.
+    pub comments: BTreeMap<(Oid, Oid, i32), String>,
+}
+
+/// Cluster-wide catalog: databases and roles.
+#[derive(Clone, Debug, Default)]
+pub struct ClusterCatalog {
+    pub databases: BTreeMap<Oid, Database>,
+    pub roles: BTreeMap<Oid, Role>,
+}
+
+impl ClusterCatalog {
+    pub fn database_by_name(&self, name: &str) -> Option<&Database> {
+        self.databases.values().find(|d| d.name == name)
+    }
+
+    pub fn role_by_name(&self, name: &str) -> Option<&Role> {
+        self.roles.values().find(|r| r.name == name)
+    }
+
+    pub fn role_name(&self, oid: Oid) -> String {
+        self.roles.get(&oid).map(|r| r.name.clone()).unwrap_or_else(|| oid.to_string())
+    }
+}
+
+impl DbCatalog {
+    pub fn relation(&self, oid: Oid) -> Option<&Arc<Relation>> {
+        self.relations.get(&oid)
+    }
+
+    pub fn namespace_name(&self, oid: Oid) -> &str {
+        self.namespaces.get(&oid).map(|n| n.name.as_str()).unwrap_or("???")
+    }
+
+    pub fn lookup_relation(&self, namespace: Oid, name: &str) -> Option<&Arc<Relation>> {
+        self.relation_by_name.get(&(namespace, name.to_string())).and_then(|oid| self.relations.get(oid))
+    }
+
+    /// Indexes of a table, as relations.
+    pub fn indexes_of<'a>(&'a self, table: &'a Relation) -> impl Iterator<Item = &'a Arc<Relation>> + 'a {
+        table.indexes.iter().filter_map(move |oid| self.relations.get(oid))
+    }
+
+    /// Foreign keys (constraint, owning table) that reference `table`.
+    pub fn referencing_fks(&self, table: Oid) -> Vec<(Arc<Relation>, Constraint)> {
+        let mut out = Vec::new();
+        for rel in self.relations.values() {
+            for c in &rel.constraints {
+                if let Some(fk) = &c.foreign {
+                    if fk.ref_table == table {
+                        out.push((rel.clone(), c.clone()));
+                    }
+                }
+            }
+        }
+        out.sort_by(|a, b| a.1.name.cmp(&b.1.name));
+        out
+    }
+
+    /// Builds a catalog from its stored rows, deriving the index lists.
+    pub fn build(database: Oid, namespaces: Vec<Namespace>, relations: Vec<Relation>, comments: Vec<((Oid, Oid, i32), String)>) -> DbCatalog {
+        let mut cat = DbCatalog { database, ..Default::default() };
+        for ns in namespaces {
+            cat.namespace_by_name.insert(ns.name.clone(), ns.oid);
+            cat.namespaces.insert(ns.oid, ns);
+        }
+        let mut rels: HashMap<Oid, Relation> = relations.into_iter().map(|r| (r.oid, r)).collect();
+        let mut index_of: Vec<(Oid, Oid)> = rels
+            .values()
+            .filter_map(|r| r.index.as_ref().map(|i| (i.table, r.oid)))
+            .collect();
+        index_of.sort();
+        for (table, index) in index_of {
+            if let Some(t) = rels.get_mut(&table) {
+                t.indexes.push(index);
+            }
+        }
+        for (oid, rel) in rels {
+            cat.relation_by_name.insert((rel.namespace, rel.name.clone()), oid);
+            cat.relations.insert(oid, Arc::new(rel));
+        }
+        cat.comments = comments.into_iter().collect();
+        cat
+    }
+}

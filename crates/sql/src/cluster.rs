@@ -1,0 +1,113 @@
+//! The cluster: what all sessions of one server share — the storage
+//! engine, the committed catalogs, sequences and the OID counter.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use parking_lot::{Mutex, RwLock};
+use tusk_storage::keys::storage_prefix;
+use tusk_storage::{Engine, EngineOptions, Isolation};
+use tusk_types::{sqlstate, Oid, PgError, PgResult};
+
+use crate::catalog::store;
+use crate::catalog::{ClusterCatalog, DbCatalog};
+use crate::commands::sequence::Sequences;
+
+pub struct Cluster {
+    pub engine: Arc<Engine>,
+    cluster_catalog: RwLock<Arc<ClusterCatalog>>,
+    catalogs: RwLock<HashMap<Oid, Arc<DbCatalog>>>,
+    /// Serializes catalog reloads so an older reload never replaces a newer one.
+    reload: Mutex<()>,
+    pub sequences: Sequences,
+}
+
+impl Cluster {
+    /// Opens the data directory, creating the initial catalog if it is new.
+    pub fn open(dir: &Path) -> PgResult<Arc<Cluster>> {
+        let engine = Engine::open(dir, &EngineOptions::default())?;
+        let cluster = Arc::new(Cluster {
+            engine: engine.clone(),
+            cluster_catalog: RwLock::new(Arc::new(ClusterCatalog::default())),
+            catalogs: RwLock::new(HashMap::new()),
+            reload: Mutex::new(()),
+            sequences: Sequences::new(engine.clone()),
+        });
+        {
+            let txn = engine.begin(Isolation::ReadCommitted, true);
+            let existing = store::load_cluster(&txn)?;
+            if existing.databases.is_empty() {
+                store::bootstrap(&txn)?;
+                txn.commit()?;
+            } else {
+                txn.rollback();
+            }
+        }
+        cluster.reload_cluster()?;
+        cluster.drop_leftover_temp_objects()?;
+        Ok(cluster)
+    }
+
+    pub fn cluster_catalog(&self) -> Arc<ClusterCatalog> {
+        self.cluster_catalog.read().clone()
+    }
+
+    /// The committed catalog of a database.
+    pub fn catalog(&self, db: Oid) -> PgResult<Arc<DbCatalog>> {
+        if let Some(c) = self.catalogs.read().get(&db) {
+            return Ok(c.clone());
+        }
+        self.reload_database(db)
+    }
+
+    pub fn reload_cluster(&self) -> PgResult<()> {
+        let _g = self.reload.lock();
+        let txn = self.engine.begin(Isolation::ReadCommitted, false);
+        let cat = store::load_cluster(&txn)?;
+        txn.rollback();
+        let live: Vec<Oid> = cat.databases.keys().copied().collect();
+        *self.cluster_catalog.write() = Arc::new(cat);
+        self.catalogs.write().retain(|db, _| live.contains(db));
+        Ok(())
+    }
+
+    pub fn reload_database(&self, db: Oid) -> PgResult<Arc<DbCatalog>> {
+        let _g = self.reload.lock();
+        let txn = self.engine.begin(Isolation::ReadCommitted, false);
+        let cat = Arc::new(store::load_database(&txn, db)?);
+        txn.rollback();
+        self.catalogs.write().insert(db, cat.clone());
+        Ok(cat)
+    }
+
+    /// Deletes the data of relations dropped by a committed transaction.
+    pub fn drop_storage(&self, storage_ids: &[u32]) {
+        for &id in storage_ids {
+            if let Err(e) = self.engine.delete_prefix(&storage_prefix(id)) {
+                log::warn!("could not delete data of dropped relation (storage {id}): {e}");
+            }
+        }
+    }
+
+    /// Temporary tables die with their session; after a restart none survive.
+    fn drop_leftover_temp_objects(&self) -> PgResult<()> {
+        let cat = self.cluster_catalog();
+        for db in cat.databases.keys() {
+            let dbcat = self.catalog(*db)?;
+            let temp: Vec<Oid> = dbcat.namespaces.values().filter(|n| n.temp_session.is_some()).map(|n| n.oid).collect();
+            if temp.is_empty() {
+                continue;
+            }
+            crate::commands::ddl::drop_temp_namespaces(self, *db, &temp)?;
+        }
+        Ok(())
+    }
+
+    pub fn database_oid(&self, name: &str) -> PgResult<Oid> {
+        self.cluster_catalog()
+            .database_by_name(name)
+            .map(|d| d.oid)
+            .ok_or_else(|| PgError::fatal(sqlstate::UNDEFINED_DATABASE, format!("database \"{name}\" does not exist")))
+    }
+}

@@ -1,0 +1,2317 @@
+//! Data definition: CREATE/DROP/ALTER of tables, indexes, views,
+//! sequences, schemas and databases, TRUNCATE and COMMENT.
+//!
+//! Every change writes catalog rows through the session's transaction, so
+//! DDL commits and rolls back like data. After each statement the session
+//! re-reads its catalog view through the transaction.
+
+use std::sync::Arc;
+
+use pg_query::protobuf::{self as pb, Node};
+use pg_query::NodeEnum;
+use tusk_storage::row::encode_row;
+use tusk_types::oid::{self, Oid};
+use tusk_types::{sqlstate, Datum, PgError, PgResult, SqlType};
+
+use super::naming::choose_name;
+use super::{def_elem_value, notice};
+use crate::analyzer::coerce::CoercionContext;
+use crate::analyzer::types::{format_type, resolve_type_name};
+use crate::analyzer::Analyzer;
+use crate::catalog::store::{self, new_oid, new_storage_id};
+use crate::catalog::*;
+use crate::executor::table::TableAccess;
+use crate::expr::Expr;
+use crate::session::SqlSession;
+
+/// A node's string (identifier) value.
+fn ident(n: &Node) -> Option<&str> {
+    match &n.node {
+        Some(NodeEnum::String(s)) => Some(&s.sval),
+        _ => None,
+    }
+}
+
+/// Deparses a raw expression back to SQL text (for storing defaults, CHECK
+/// and index expressions), through PostgreSQL's own deparser.
+pub fn deparse_expr(n: &Node) -> PgResult<String> {
+    let target = Node {
+        node: Some(NodeEnum::ResTarget(Box::new(pb::ResTarget { name: String::new(), indirection: vec![], val: Some(Box::new(n.clone())), location: -1 }))),
+    };
+    let sel = pb::SelectStmt { target_list: vec![target], limit_option: 1, op: 1, ..Default::default() };
+    let tree = pb::ParseResult {
+        version: 150001,
+        stmts: vec![pb::RawStmt { stmt: Some(Box::new(Node { node: Some(NodeEnum::SelectStmt(Box::new(sel))) })), stmt_location: 0, stmt_len: 0 }],
+    };
+    let text = pg_query::deparse(&tree).map_err(|e| PgError::internal(format!("could not deparse expression: {e}")))?;
+    Ok(text.strip_prefix("SELECT ").unwrap_or(&text).to_string())
+}
+
+pub fn deparse_select(sel: &pb::SelectStmt) -> PgResult<String> {
+    let tree = pb::ParseResult {
+        version: 150001,
+        stmts: vec![pb::RawStmt {
+            stmt: Some(Box::new(Node { node: Some(NodeEnum::SelectStmt(Box::new(sel.clone()))) })),
+            stmt_location: 0,
+            stmt_len: 0,
+        }],
+    };
+    pg_query::deparse(&tree).map_err(|e| PgError::internal(format!("could not deparse query: {e}")))
+}
+
+/// Helpers shared by the DDL commands.
+pub(crate) struct Ddl<'s> {
+    pub s: &'s SqlSession,
+    pub catalog: Arc<DbCatalog>,
+    pub sql: &'s str,
+}
+
+impl<'s> Ddl<'s> {
+    pub fn new(s: &'s SqlSession, sql: &'s str) -> PgResult<Ddl<'s>> {
+        Ok(Ddl { s, catalog: s.catalog()?, sql })
+    }
+
+    fn db(&self) -> Oid {
+        self.s.db
+    }
+
+    fn txn(&self) -> PgResult<&tusk_storage::Txn> {
+        self.s.txn()
+    }
+
+    fn oid(&self) -> PgResult<Oid> {
+        new_oid(&self.s.cluster.engine)
+    }
+
+    fn storage(&self) -> PgResult<u32> {
+        new_storage_id(&self.s.cluster.engine)
+    }
+
+    fn analyzer<'a>(&'a self, settings: &'a crate::settings::Settings) -> Analyzer<'a> {
+        self.s.analyzer(&self.catalog, settings, &[], self.sql)
+    }
+
+    /// Takes the exclusive lock that orders DDL on a relation after
+    /// concurrent writers of it (they hold it shared until they commit).
+    pub fn lock_relation(&self, rel: Oid) -> PgResult<()> {
+        self.txn()?.get_for_update(&relation_lock_key(rel))?;
+        Ok(())
+    }
+
+    fn relation_name_taken(&self, nsp: Oid, name: &str) -> bool {
+        self.catalog.lookup_relation(nsp, name).is_some()
+    }
+
+    /// Writes a new relation, claiming its name.
+    fn create_relation(&self, rel: &Relation) -> PgResult<()> {
+        if !store::claim_name(self.txn()?, self.db(), rel.namespace, &rel.name, rel.oid)? {
+            return Err(PgError::new(sqlstate::DUPLICATE_TABLE, format!("relation \"{}\" already exists", rel.name)));
+        }
+        store::put_relation(self.txn()?, self.db(), rel)
+    }
+
+    fn put(&self, rel: &Relation) -> PgResult<()> {
+        store::put_relation(self.txn()?, self.db(), rel)
+    }
+
+    fn namespace_for(&self, rv: &pb::RangeVar, temp: bool) -> PgResult<Oid> {
+        let settings = self.s.settings.borrow();
+        let a = self.analyzer(&settings);
+        let schema = if rv.schemaname.is_empty() { None } else { Some(rv.schemaname.as_str()) };
+        if schema == Some("pg_catalog") || schema == Some("information_schema") {
+            return Err(PgError::new(
+                sqlstate::INSUFFICIENT_PRIVILEGE,
+                format!("permission denied to create \"{}.{}\"", rv.schemaname, rv.relname),
+            )
+            .with_detail("System catalog modifications are currently disallowed."));
+        }
+        a.creation_namespace(schema, temp)
+    }
+
+    fn lookup(&self, rv: &pb::RangeVar) -> PgResult<Arc<Relation>> {
+        let settings = self.s.settings.borrow();
+        let a = self.analyzer(&settings);
+        a.range_var_relation(rv)
+    }
+
+    fn lookup_opt(&self, rv: &pb::RangeVar) -> PgResult<Option<Arc<Relation>>> {
+        let settings = self.s.settings.borrow();
+        let a = self.analyzer(&settings);
+        let schema = if rv.schemaname.is_empty() { None } else { Some(rv.schemaname.as_str()) };
+        if let Some(s) = schema {
+            if s != "pg_temp" && !self.catalog.namespace_by_name.contains_key(s) {
+                return Err(PgError::new(sqlstate::INVALID_SCHEMA_NAME, format!("schema \"{s}\" does not exist")));
+            }
+        }
+        Ok(a.lookup_relation(schema, &rv.relname))
+    }
+
+    fn constraint_name_taken(&self, nsp: Oid, name: &str, extra: &[String]) -> bool {
+        extra.iter().any(|e| e == name)
+            || self.relation_name_taken(nsp, name)
+            || self.catalog.relations.values().any(|r| r.namespace == nsp && r.constraints.iter().any(|c| c.name == name))
+    }
+}
+
+pub fn relation_lock_key(rel: Oid) -> Vec<u8> {
+    let mut k = vec![tusk_storage::keys::LOCK_PREFIX, b'r'];
+    k.extend_from_slice(&rel.to_be_bytes());
+    k
+}
+
+fn new_column(name: &str, ty: SqlType) -> Column {
+    Column {
+        name: name.to_string(),
+        type_oid: ty.oid,
+        typmod: ty.typmod,
+        not_null: false,
+        default: None,
+        dropped: false,
+        identity: ' ',
+        missing: None,
+        collation: if matches!(ty.oid, oid::TEXT | oid::VARCHAR | oid::BPCHAR) { 100 } else { 0 },
+    }
+}
+
+fn new_relation(oid: Oid, name: &str, namespace: Oid, kind: RelKind, persistence: char, owner: Oid) -> Relation {
+    Relation {
+        oid,
+        name: name.to_string(),
+        namespace,
+        kind,
+        persistence,
+        owner,
+        columns: Vec::new(),
+        storage_id: 0,
+        constraints: Vec::new(),
+        index: None,
+        view: None,
+        sequence: None,
+        options: Vec::new(),
+        indexes: Vec::new(),
+    }
+}
+
+/// Which relations a view's query reads (for DROP dependencies).
+fn query_relations(q: &crate::query::Query, out: &mut Vec<Oid>) {
+    use crate::query::RteKind;
+    for rte in &q.rtable {
+        match &rte.kind {
+            RteKind::Relation(r) => {
+                if !out.contains(&r.oid) {
+                    out.push(r.oid)
+                }
+            }
+            RteKind::Subquery(sq) => query_relations(sq, out),
+            _ => {}
+        }
+    }
+    for c in &q.ctes {
+        query_relations(&c.query, out);
+        if let Some((a, b, _)) = &c.recursive_parts {
+            query_relations(a, out);
+            query_relations(b, out);
+        }
+    }
+    let mut visit = |e: &Expr| {
+        e.walk(&mut |x| {
+            if let Expr::SubLink { query, .. } = x {
+                query_relations(query, out);
+            }
+        })
+    };
+    for t in &q.targets {
+        visit(&t.expr);
+    }
+    if let Some(w) = &q.quals {
+        visit(w);
+    }
+    if let Some(h) = &q.having {
+        visit(h);
+    }
+}
+
+/// Where a column definition's sequence options come from.
+struct SerialSpec {
+    col: usize,
+    type_oid: Oid,
+    identity: Option<char>,
+    options: Vec<Node>,
+}
+
+// ---------------------------------------------------------------- CREATE TABLE
+
+pub fn create_table(s: &mut SqlSession, stmt: &pb::CreateStmt, sql: &str) -> PgResult<()> {
+    let rv = stmt.relation.as_ref().ok_or_else(|| PgError::internal("CREATE TABLE without name"))?;
+    let temp = rv.relpersistence == "t";
+    if !stmt.inh_relations.is_empty() {
+        return Err(PgError::unsupported("table inheritance (INHERITS)"));
+    }
+    if stmt.partspec.is_some() || stmt.partbound.is_some() {
+        return Err(PgError::unsupported("declarative partitioning"));
+    }
+    if stmt.of_typename.is_some() {
+        return Err(PgError::unsupported("typed tables (OF type)"));
+    }
+    if temp {
+        ensure_temp_namespace(s)?;
+    }
+    {
+        let d = Ddl::new(s, sql)?;
+        let nsp = d.namespace_for(rv, temp)?;
+        if d.relation_name_taken(nsp, &rv.relname) {
+            if stmt.if_not_exists {
+                notice(s, format!("relation \"{}\" already exists, skipping", rv.relname));
+                return Ok(());
+            }
+            return Err(PgError::new(sqlstate::DUPLICATE_TABLE, format!("relation \"{}\" already exists", rv.relname)));
+        }
+        let rel_oid = d.oid()?;
+        let mut rel = new_relation(rel_oid, &rv.relname, nsp, RelKind::Table, if temp { 't' } else if rv.relpersistence == "u" { 'u' } else { 'p' }, 10);
+        rel.storage_id = d.storage()?;
+        for o in &stmt.options {
+            if let Some(NodeEnum::DefElem(de)) = &o.node {
+                rel.options.push(format!("{}={}", de.defname, def_elem_value(de).unwrap_or_default()));
+            }
+        }
+        let mut table_constraints: Vec<pb::Constraint> = Vec::new();
+        let mut serials: Vec<SerialSpec> = Vec::new();
+        let mut raw_defaults: Vec<(usize, Node)> = Vec::new();
+        for elt in &stmt.table_elts {
+            match &elt.node {
+                Some(NodeEnum::ColumnDef(cd)) => {
+                    if rel.columns.iter().any(|c| c.name == cd.colname) {
+                        return Err(PgError::new(sqlstate::DUPLICATE_COLUMN, format!("column \"{}\" specified more than once", cd.colname)));
+                    }
+                    let idx = rel.columns.len();
+                    let (col, serial) = column_from_def(&d, cd, idx)?;
+                    rel.columns.push(col);
+                    if let Some(sp) = serial {
+                        serials.push(sp);
+                    }
+                    if let Some(def) = &cd.raw_default {
+                        raw_defaults.push((idx, (**def).clone()));
+                    }
+                    for c in &cd.constraints {
+                        let Some(NodeEnum::Constraint(con)) = &c.node else { continue };
+                        match con.contype {
+                            1 => {} // NULL
+                            2 => rel.columns[idx].not_null = true,
+                            3 => {
+                                if let Some(e) = &con.raw_expr {
+                                    raw_defaults.push((idx, (**e).clone()));
+                                }
+                            }
+                            4 => {
+                                let kind = if con.generated_when == "a" { 'a' } else { 'd' };
+                                if serials.iter().any(|sp| sp.col == idx) {
+                                    return Err(PgError::syntax(format!(
+                                        "multiple identity specifications for column \"{}\" of table \"{}\"",
+                                        cd.colname, rel.name
+                                    )));
+                                }
+                                let t = rel.columns[idx].type_oid;
+                                if !matches!(t, oid::INT2 | oid::INT4 | oid::INT8) {
+                                    return Err(PgError::new(
+                                        sqlstate::INVALID_PARAMETER_VALUE,
+                                        format!("identity column type must be smallint, integer, or bigint"),
+                                    ));
+                                }
+                                rel.columns[idx].identity = kind;
+                                rel.columns[idx].not_null = true;
+                                serials.push(SerialSpec { col: idx, type_oid: t, identity: Some(kind), options: con.options.clone() });
+                            }
+                            5 => return Err(PgError::unsupported("generated columns")),
+                            11..=14 => {
+                                // DEFERRABLE etc. attach to the previous constraint.
+                                if let Some(last) = table_constraints.last_mut() {
+                                    match con.contype {
+                                        11 => last.deferrable = true,
+                                        13 => last.initdeferred = true,
+                                        _ => {}
+                                    }
+                                }
+                            }
+                            _ => {
+                                // Column constraints become table constraints on this column.
+                                let mut tc = con.clone();
+                                match con.contype {
+                                    7 | 8 => tc.keys = vec![Node { node: Some(NodeEnum::String(pb::String { sval: cd.colname.clone() })) }],
+                                    10 => tc.fk_attrs = vec![Node { node: Some(NodeEnum::String(pb::String { sval: cd.colname.clone() })) }],
+                                    6 => {
+                                        if tc.conname.is_empty() {
+                                            tc.conname = String::new();
+                                            // Column CHECKs are named after their column.
+                                            tc.cooked_expr = cd.colname.clone();
+                                        }
+                                    }
+                                    9 => return Err(PgError::unsupported("exclusion constraints")),
+                                    _ => {}
+                                }
+                                table_constraints.push(*tc);
+                            }
+                        }
+                    }
+                }
+                Some(NodeEnum::Constraint(con)) => table_constraints.push((**con).clone()),
+                Some(NodeEnum::TableLikeClause(_)) => return Err(PgError::unsupported("CREATE TABLE ... (LIKE ...)")),
+                _ => return Err(PgError::unsupported("this table element")),
+            }
+        }
+        if rel.columns.len() > 1600 {
+            return Err(PgError::new(sqlstate::TOO_MANY_COLUMNS, "tables can have at most 1600 columns"));
+        }
+        // Sequences for serial and identity columns.
+        let mut created_names: Vec<String> = Vec::new();
+        for sp in &serials {
+            let colname = rel.columns[sp.col].name.clone();
+            let seq_name = choose_name(&rel.name, Some(&colname), "seq", &|n| d.relation_name_taken(nsp, n) || created_names.iter().any(|c| c == n) || n == rel.name);
+            created_names.push(seq_name.clone());
+            let attnum = sp.col as i16 + 1;
+            let mut info = default_sequence_info(sp.type_oid);
+            apply_sequence_options(&mut info, &sp.options, true)?;
+            info.owned_by = Some((rel_oid, attnum));
+            let seq_oid = d.oid()?;
+            let mut seq = new_relation(seq_oid, &seq_name, nsp, RelKind::Sequence, rel.persistence, 10);
+            seq.columns = sequence_columns();
+            seq.sequence = Some(info);
+            d.create_relation(&seq)?;
+            if sp.identity.is_none() {
+                let qualified = if nsp == PUBLIC_NAMESPACE || Some(nsp) == s.temp_namespace {
+                    seq_name.clone()
+                } else {
+                    format!("{}.{}", d.catalog.namespace_name(nsp), seq_name)
+                };
+                rel.columns[sp.col].default = Some(format!("nextval('{}'::regclass)", qualified.replace('\'', "''")));
+            }
+        }
+        // Defaults: validate against the column type, store as text.
+        for (idx, e) in &raw_defaults {
+            if rel.columns[*idx].identity != ' ' {
+                return Err(PgError::syntax(format!(
+                    "both default and identity specified for column \"{}\" of table \"{}\"",
+                    rel.columns[*idx].name, rel.name
+                )));
+            }
+            let text = deparse_expr(e)?;
+            check_default(&d, &rel, *idx, &text)?;
+            rel.columns[*idx].default = Some(text);
+        }
+        // Table constraints, PRIMARY KEY first so the table is clustered on it.
+        table_constraints.sort_by_key(|c| if c.contype == 7 { 0 } else { 1 });
+        let mut new_indexes: Vec<Relation> = Vec::new();
+        for con in &table_constraints {
+            add_constraint(&d, &mut rel, con, true, &mut new_indexes, &mut created_names)?;
+        }
+        d.create_relation(&rel)?;
+        for idx in &new_indexes {
+            d.create_relation(idx)?;
+        }
+    }
+    s.reload_txn_catalog()
+}
+
+fn sequence_columns() -> Vec<Column> {
+    let mut last = new_column("last_value", SqlType::new(oid::INT8));
+    last.not_null = true;
+    let mut cnt = new_column("log_cnt", SqlType::new(oid::INT8));
+    cnt.not_null = true;
+    let mut called = new_column("is_called", SqlType::new(oid::BOOL));
+    called.not_null = true;
+    vec![last, cnt, called]
+}
+
+fn column_from_def(d: &Ddl, cd: &pb::ColumnDef, idx: usize) -> PgResult<(Column, Option<SerialSpec>)> {
+    let tn = cd.type_name.as_ref().ok_or_else(|| PgError::internal("column without type"))?;
+    let (schema, name) = crate::analyzer::types::type_name_parts(tn);
+    let serial_type = if schema.is_none() || schema.as_deref() == Some("pg_catalog") {
+        match name.as_str() {
+            "serial" | "serial4" => Some(oid::INT4),
+            "bigserial" | "serial8" => Some(oid::INT8),
+            "smallserial" | "serial2" => Some(oid::INT2),
+            _ => None,
+        }
+    } else {
+        None
+    };
+    if let Some(t) = serial_type {
+        if !tn.array_bounds.is_empty() {
+            return Err(PgError::new(sqlstate::FEATURE_NOT_SUPPORTED, "array of serial is not implemented"));
+        }
+        let mut c = new_column(&cd.colname, SqlType::new(t));
+        c.not_null = true;
+        return Ok((c, Some(SerialSpec { col: idx, type_oid: t, identity: None, options: vec![] })));
+    }
+    let ty = resolve_type_name(crate::catalog::builtins(), tn)?;
+    if let Some(info) = crate::catalog::builtins().type_info(ty.oid) {
+        if info.typtype == 'p' {
+            return Err(PgError::new(
+                sqlstate::WRONG_OBJECT_TYPE,
+                format!("column \"{}\" has pseudo-type {}", cd.colname, format_type(crate::catalog::builtins(), ty.oid, -1)),
+            ));
+        }
+    }
+    let _ = d;
+    let mut c = new_column(&cd.colname, ty);
+    c.not_null = cd.is_not_null;
+    if let Some(coll) = &cd.coll_clause {
+        let name = coll.collname.iter().filter_map(ident).collect::<Vec<_>>().join(".");
+        if !["C", "POSIX", "default", "pg_catalog.C", "pg_catalog.default", "C.UTF-8", "ucs_basic"].contains(&name.as_str()) {
+            return Err(PgError::new(sqlstate::UNDEFINED_OBJECT, format!("collation \"{name}\" for encoding \"UTF8\" does not exist")));
+        }
+    }
+    Ok((c, None))
+}
+
+/// Validates a DEFAULT expression for a column: it must not reference
+/// columns and must be assignable to the column's type.
+fn check_default(d: &Ddl, rel: &Relation, col: usize, text: &str) -> PgResult<()> {
+    let settings = d.s.settings.borrow();
+    let mut a = d.analyzer(&settings);
+    let e = a.analyze_standalone_expr(text, "DEFAULT expressions").map_err(|e| {
+        if e.code == sqlstate::UNDEFINED_COLUMN {
+            PgError::new(sqlstate::FEATURE_NOT_SUPPORTED, "cannot use column reference in DEFAULT expression")
+        } else {
+            e
+        }
+    })?;
+    let target = rel.columns[col].sql_type();
+    let from = e.ty();
+    if e.contains_agg() {
+        return Err(PgError::new(sqlstate::GROUPING_ERROR, "aggregate functions are not allowed in DEFAULT expressions"));
+    }
+    match a.try_coerce(e, target, CoercionContext::Assignment, -1)? {
+        Ok(_) => Ok(()),
+        Err(_) => Err(PgError::new(
+            sqlstate::DATATYPE_MISMATCH,
+            format!(
+                "column \"{}\" is of type {} but default expression is of type {}",
+                rel.columns[col].name,
+                format_type(crate::catalog::builtins(), target.oid, -1),
+                format_type(crate::catalog::builtins(), from.oid, -1)
+            ),
+        )
+        .with_hint("You will need to rewrite or cast the expression.")),
+    }
+}
+
+/// Resolves a key column list to attribute numbers.
+fn key_attnums(rel: &Relation, keys: &[Node], what: &str) -> PgResult<Vec<i16>> {
+    let mut out = Vec::new();
+    for k in keys {
+        let name = ident(k).ok_or_else(|| PgError::internal("key column"))?;
+        let (attnum, _) = rel.column_by_name(name).ok_or_else(|| {
+            PgError::new(sqlstate::UNDEFINED_COLUMN, format!("column \"{name}\" named in key does not exist"))
+        })?;
+        if out.contains(&attnum) {
+            return Err(PgError::new(sqlstate::DUPLICATE_COLUMN, format!("column \"{name}\" appears twice in {what} constraint")));
+        }
+        out.push(attnum);
+    }
+    Ok(out)
+}
+
+/// Adds a table constraint to `rel` (at CREATE TABLE or ALTER TABLE ADD).
+/// New index relations are appended to `new_indexes`.
+fn add_constraint(
+    d: &Ddl,
+    rel: &mut Relation,
+    con: &pb::Constraint,
+    creating: bool,
+    new_indexes: &mut Vec<Relation>,
+    taken: &mut Vec<String>,
+) -> PgResult<()> {
+    let nsp = rel.namespace;
+    match con.contype {
+        // CHECK
+        6 => {
+            let expr = con.raw_expr.as_deref().ok_or_else(|| PgError::internal("CHECK without expression"))?;
+            let text = deparse_expr(expr)?;
+            // Validate: boolean, no aggregates or subqueries.
+            {
+                let settings = d.s.settings.borrow();
+                let mut a = d.analyzer(&settings);
+                let e = a.analyze_relation_expr(Arc::new(rel.clone()), &text, "check constraints")?;
+                if e.ty().oid != oid::BOOL {
+                    let _ = a.coerce_to_boolean(e, "CHECK", -1)?;
+                }
+            }
+            let name = if !con.conname.is_empty() {
+                if rel.constraints.iter().any(|c| c.name == con.conname) {
+                    return Err(PgError::new(
+                        sqlstate::DUPLICATE_OBJECT,
+                        format!("constraint \"{}\" for relation \"{}\" already exists", con.conname, rel.name),
+                    ));
+                }
+                con.conname.clone()
+            } else {
+                // Named after the column for column constraints, else the
+                // first column the expression mentions.
+                let col = if !con.cooked_expr.is_empty() {
+                    Some(con.cooked_expr.clone())
+                } else {
+                    first_column_ref(expr, rel)
+                };
+                choose_name(&rel.name, col.as_deref(), "check", &|n| {
+                    rel.constraints.iter().any(|c| c.name == n) || taken.iter().any(|t| t == n)
+                })
+            };
+            taken.push(name.clone());
+            rel.constraints.push(Constraint {
+                oid: d.oid()?,
+                name,
+                kind: ConstraintKind::Check,
+                columns: vec![],
+                check: Some(text),
+                index: 0,
+                foreign: None,
+                deferrable: false,
+                deferred: false,
+                validated: true,
+                no_inherit: con.is_no_inherit,
+            });
+        }
+        // PRIMARY KEY / UNIQUE
+        7 | 8 => {
+            let primary = con.contype == 7;
+            if primary && rel.primary_key().is_some() {
+                return Err(PgError::new(
+                    sqlstate::INVALID_TABLE_DEFINITION,
+                    format!("multiple primary keys for table \"{}\" are not allowed", rel.name),
+                ));
+            }
+            if !con.indexname.is_empty() {
+                return Err(PgError::unsupported("constraints USING INDEX"));
+            }
+            let attnums = key_attnums(rel, &con.keys, if primary { "primary key" } else { "unique" })?;
+            if primary {
+                for &a in &attnums {
+                    rel.columns[a as usize - 1].not_null = true;
+                }
+            }
+            let colnames: Vec<String> = attnums.iter().map(|&a| rel.column(a).name.clone()).collect();
+            let name = if !con.conname.is_empty() {
+                con.conname.clone()
+            } else if primary {
+                choose_name(&rel.name, None, "pkey", &|n| d.constraint_name_taken(nsp, n, taken))
+            } else {
+                choose_name(&rel.name, Some(&colnames.join("_")), "key", &|n| d.constraint_name_taken(nsp, n, taken))
+            };
+            if d.relation_name_taken(nsp, &name) || taken.contains(&name) {
+                return Err(PgError::new(sqlstate::DUPLICATE_TABLE, format!("relation \"{name}\" already exists")));
+            }
+            taken.push(name.clone());
+            let idx_oid = d.oid()?;
+            // A primary key declared with the table clusters the table's rows on it.
+            let clustered = primary && creating;
+            let mut idx = new_relation(idx_oid, &name, nsp, RelKind::Index, rel.persistence, rel.owner);
+            idx.storage_id = if clustered { rel.storage_id } else { d.storage()? };
+            idx.columns = attnums.iter().map(|&a| new_column(&rel.column(a).name, rel.column(a).sql_type())).collect();
+            idx.index = Some(IndexInfo {
+                table: rel.oid,
+                keys: attnums.iter().map(|&a| IndexKey { attnum: a, expr: None, desc: false, nulls_first: false }).collect(),
+                unique: true,
+                primary,
+                clustered,
+                predicate: None,
+                nulls_not_distinct: con.nulls_not_distinct,
+                method: "btree".into(),
+            });
+            rel.constraints.push(Constraint {
+                oid: d.oid()?,
+                name,
+                kind: if primary { ConstraintKind::PrimaryKey } else { ConstraintKind::Unique },
+                columns: attnums,
+                check: None,
+                index: idx_oid,
+                foreign: None,
+                deferrable: con.deferrable,
+                deferred: con.initdeferred,
+                validated: true,
+                no_inherit: false,
+            });
+            new_indexes.push(idx);
+        }
+        // FOREIGN KEY
+        10 => {
+            let pkrv = con.pktable.as_ref().ok_or_else(|| PgError::internal("FK without table"))?;
+            let fk_cols = key_attnums(rel, &con.fk_attrs, "foreign key")?;
+            // The referenced table may be the one being created.
+            let parent: Relation = if pkrv.relname == rel.name && (pkrv.schemaname.is_empty() || d.catalog.namespace_name(nsp) == pkrv.schemaname) {
+                rel.clone()
+            } else {
+                let p = d.lookup(pkrv)?;
+                if p.kind != RelKind::Table {
+                    return Err(PgError::new(sqlstate::WRONG_OBJECT_TYPE, format!("referenced relation \"{}\" is not a table", p.name)));
+                }
+                if rel.persistence != 't' && p.persistence == 't' {
+                    return Err(PgError::new(
+                        sqlstate::INVALID_TABLE_DEFINITION,
+                        "constraints on permanent tables may reference only permanent tables",
+                    ));
+                }
+                (*p).clone()
+            };
+            // Referenced columns: given, or the primary key.
+            let (ref_cols, ref_index) = if con.pk_attrs.is_empty() {
+                let pk = parent.primary_key().ok_or_else(|| {
+                    PgError::new(
+                        sqlstate::INVALID_FOREIGN_KEY,
+                        format!("there is no primary key for referenced table \"{}\"", parent.name),
+                    )
+                })?;
+                (pk.columns.clone(), pk.index)
+            } else {
+                let cols = key_attnums(&parent, &con.pk_attrs, "foreign key")?;
+                let mut sorted = cols.clone();
+                sorted.sort();
+                let found = parent.constraints.iter().find(|c| {
+                    matches!(c.kind, ConstraintKind::PrimaryKey | ConstraintKind::Unique) && {
+                        let mut k = c.columns.clone();
+                        k.sort();
+                        k == sorted
+                    }
+                });
+                let index = match found {
+                    Some(c) => c.index,
+                    None => {
+                        // A unique index (not constraint) also qualifies.
+                        let idx = d.catalog.indexes_of(&parent).find(|i| {
+                            let info = i.index.as_ref().expect("index");
+                            info.unique && info.predicate.is_none() && {
+                                let mut k: Vec<i16> = info.keys.iter().map(|k| k.attnum).collect();
+                                k.sort();
+                                k == sorted && info.keys.iter().all(|k| k.expr.is_none())
+                            }
+                        });
+                        match idx {
+                            Some(i) => i.oid,
+                            None => {
+                                return Err(PgError::new(
+                                    sqlstate::INVALID_FOREIGN_KEY,
+                                    format!("there is no unique constraint matching given keys for referenced table \"{}\"", parent.name),
+                                ))
+                            }
+                        }
+                    }
+                };
+                (cols, index)
+            };
+            if ref_cols.len() != fk_cols.len() {
+                return Err(PgError::new(
+                    sqlstate::INVALID_FOREIGN_KEY,
+                    "number of referencing and referenced columns for foreign key disagree",
+                ));
+            }
+            let colnames: Vec<String> = fk_cols.iter().map(|&a| rel.column(a).name.clone()).collect();
+            let name = if !con.conname.is_empty() {
+                con.conname.clone()
+            } else {
+                choose_name(&rel.name, Some(&colnames.join("_")), "fkey", &|n| {
+                    rel.constraints.iter().any(|c| c.name == n) || taken.iter().any(|t| t == n)
+                })
+            };
+            // Key types must be comparable with an equality operator.
+            {
+                let settings = d.s.settings.borrow();
+                let mut a = d.analyzer(&settings);
+                for (&fc, &pc) in fk_cols.iter().zip(&ref_cols) {
+                    let ft = rel.column(fc).sql_type();
+                    let pt = parent.column(pc).sql_type();
+                    let l = Expr::Const(Datum::Null, ft);
+                    let r = Expr::Const(Datum::Null, pt);
+                    if a.make_op("=", Some(l), Some(r), -1).is_err() {
+                        return Err(PgError::new(
+                            sqlstate::DATATYPE_MISMATCH,
+                            format!("foreign key constraint \"{name}\" cannot be implemented"),
+                        )
+                        .with_detail(format!(
+                            "Key columns \"{}\" and \"{}\" are of incompatible types: {} and {}.",
+                            rel.column(fc).name,
+                            parent.column(pc).name,
+                            format_type(crate::catalog::builtins(), ft.oid, ft.typmod),
+                            format_type(crate::catalog::builtins(), pt.oid, pt.typmod)
+                        )));
+                    }
+                }
+            }
+            let action = |s: &str| match s {
+                "r" => FkAction::Restrict,
+                "c" => FkAction::Cascade,
+                "n" => FkAction::SetNull,
+                "d" => FkAction::SetDefault,
+                _ => FkAction::NoAction,
+            };
+            taken.push(name.clone());
+            rel.constraints.push(Constraint {
+                oid: d.oid()?,
+                name,
+                kind: ConstraintKind::ForeignKey,
+                columns: fk_cols,
+                check: None,
+                index: ref_index,
+                foreign: Some(ForeignKey {
+                    ref_table: parent.oid,
+                    ref_columns: ref_cols,
+                    on_delete: action(&con.fk_del_action),
+                    on_update: action(&con.fk_upd_action),
+                    match_type: if con.fk_matchtype == "f" { 'f' } else { 's' },
+                    ref_index,
+                }),
+                deferrable: con.deferrable,
+                deferred: con.initdeferred,
+                validated: true,
+                no_inherit: false,
+            });
+        }
+        9 => return Err(PgError::unsupported("exclusion constraints")),
+        2 | 1 => {}
+        _ => return Err(PgError::unsupported("this constraint type")),
+    }
+    Ok(())
+}
+
+/// The first column a raw CHECK expression mentions (for its default name).
+fn first_column_ref(e: &Node, rel: &Relation) -> Option<String> {
+    let node = e.node.as_ref()?;
+    for (n, _, _) in node.nodes() {
+        if let pg_query::NodeRef::ColumnRef(c) = n {
+            if let Some(name) = c.fields.last().and_then(ident) {
+                if rel.column_by_name(name).is_some() {
+                    return Some(name.to_string());
+                }
+            }
+        }
+    }
+    None
+}
+
+pub(crate) fn ensure_temp_namespace(s: &mut SqlSession) -> PgResult<()> {
+    if s.temp_namespace.is_some() {
+        return Ok(());
+    }
+    let oid = new_oid(&s.cluster.engine)?;
+    let ns = Namespace { oid, name: format!("pg_temp_{}", s.pid), owner: 10, temp_session: Some(s.pid as u32) };
+    store::put_namespace(s.txn()?, s.db, &ns)?;
+    s.temp_namespace = Some(oid);
+    s.reload_txn_catalog()
+}
+
+// ---------------------------------------------------------------- sequences
+
+fn default_sequence_info(type_oid: Oid) -> SequenceInfo {
+    let max = match type_oid {
+        oid::INT2 => i16::MAX as i64,
+        oid::INT4 => i32::MAX as i64,
+        _ => i64::MAX,
+    };
+    SequenceInfo { type_oid, start: 1, increment: 1, min: 1, max, cache: 1, cycle: false, owned_by: None }
+}
+
+fn def_int(de: &pb::DefElem) -> PgResult<i64> {
+    let v = def_elem_value(de).ok_or_else(|| PgError::syntax(format!("{} requires a numeric value", de.defname)))?;
+    v.parse::<i64>().map_err(|_| PgError::new(sqlstate::INVALID_PARAMETER_VALUE, format!("invalid value for {}: \"{v}\"", de.defname)))
+}
+
+/// Applies CREATE/ALTER SEQUENCE options, with PostgreSQL's validation.
+fn apply_sequence_options(info: &mut SequenceInfo, options: &[Node], creating: bool) -> PgResult<Option<Option<i64>>> {
+    let mut restart: Option<Option<i64>> = None;
+    let mut min_given: Option<Option<i64>> = None;
+    let mut max_given: Option<Option<i64>> = None;
+    let mut start_given = None;
+    let mut seen: Vec<String> = Vec::new();
+    for o in options {
+        let Some(NodeEnum::DefElem(de)) = &o.node else { continue };
+        if seen.contains(&de.defname) {
+            return Err(PgError::syntax("conflicting or redundant options"));
+        }
+        seen.push(de.defname.clone());
+        match de.defname.as_str() {
+            "as" => {
+                let tn = match de.arg.as_deref().and_then(|n| n.node.as_ref()) {
+                    Some(NodeEnum::TypeName(t)) => t.clone(),
+                    _ => return Err(PgError::syntax("AS requires a type")),
+                };
+                let t = resolve_type_name(crate::catalog::builtins(), &tn)?;
+                if !matches!(t.oid, oid::INT2 | oid::INT4 | oid::INT8) {
+                    return Err(PgError::new(
+                        sqlstate::INVALID_PARAMETER_VALUE,
+                        "sequence type must be smallint, integer, or bigint",
+                    ));
+                }
+                let old_max = match info.type_oid {
+                    oid::INT2 => i16::MAX as i64,
+                    oid::INT4 => i32::MAX as i64,
+                    _ => i64::MAX,
+                };
+                info.type_oid = t.oid;
+                if info.max == old_max {
+                    info.max = match t.oid {
+                        oid::INT2 => i16::MAX as i64,
+                        oid::INT4 => i32::MAX as i64,
+                        _ => i64::MAX,
+                    };
+                }
+            }
+            "increment" => {
+                info.increment = def_int(de)?;
+                if info.increment == 0 {
+                    return Err(PgError::new(sqlstate::INVALID_PARAMETER_VALUE, "INCREMENT must not be zero"));
+                }
+            }
+            "minvalue" => min_given = Some(if de.arg.is_some() { Some(def_int(de)?) } else { None }),
+            "maxvalue" => max_given = Some(if de.arg.is_some() { Some(def_int(de)?) } else { None }),
+            "start" => start_given = Some(def_int(de)?),
+            "restart" => restart = Some(if de.arg.is_some() { Some(def_int(de)?) } else { None }),
+            "cache" => {
+                info.cache = def_int(de)?;
+                if info.cache <= 0 {
+                    return Err(PgError::new(
+                        sqlstate::INVALID_PARAMETER_VALUE,
+                        format!("CACHE ({}) must be greater than zero", info.cache),
+                    ));
+                }
+            }
+            "cycle" => info.cycle = def_elem_value(de).map(|v| v == "true" || v == "1").unwrap_or(true),
+            "owned_by" | "sequence_name" => {}
+            other => return Err(PgError::syntax(format!("option \"{other}\" not recognized"))),
+        }
+    }
+    let (tmin, tmax) = match info.type_oid {
+        oid::INT2 => (i16::MIN as i64, i16::MAX as i64),
+        oid::INT4 => (i32::MIN as i64, i32::MAX as i64),
+        _ => (i64::MIN, i64::MAX),
+    };
+    match max_given {
+        Some(Some(v)) => info.max = v,
+        Some(None) => info.max = if info.increment > 0 { tmax } else { -1 },
+        None if creating => info.max = if info.increment > 0 { tmax } else { -1 },
+        None => {}
+    }
+    match min_given {
+        Some(Some(v)) => info.min = v,
+        Some(None) => info.min = if info.increment > 0 { 1 } else { tmin },
+        None if creating => info.min = if info.increment > 0 { 1 } else { tmin },
+        None => {}
+    }
+    if info.max > tmax || info.max < tmin {
+        return Err(PgError::new(
+            sqlstate::INVALID_PARAMETER_VALUE,
+            format!("MAXVALUE ({}) is out of range for sequence data type {}", info.max, format_type(crate::catalog::builtins(), info.type_oid, -1)),
+        ));
+    }
+    if info.min < tmin || info.min > tmax {
+        return Err(PgError::new(
+            sqlstate::INVALID_PARAMETER_VALUE,
+            format!("MINVALUE ({}) is out of range for sequence data type {}", info.min, format_type(crate::catalog::builtins(), info.type_oid, -1)),
+        ));
+    }
+    if info.min >= info.max {
+        return Err(PgError::new(
+            sqlstate::INVALID_PARAMETER_VALUE,
+            format!("MINVALUE ({}) must be less than MAXVALUE ({})", info.min, info.max),
+        ));
+    }
+    match start_given {
+        Some(v) => info.start = v,
+        None if creating => info.start = if info.increment > 0 { info.min } else { info.max },
+        None => {}
+    }
+    if info.start < info.min {
+        return Err(PgError::new(
+            sqlstate::INVALID_PARAMETER_VALUE,
+            format!("START value ({}) cannot be less than MINVALUE ({})", info.start, info.min),
+        ));
+    }
+    if info.start > info.max {
+        return Err(PgError::new(
+            sqlstate::INVALID_PARAMETER_VALUE,
+            format!("START value ({}) cannot be greater than MAXVALUE ({})", info.start, info.max),
+        ));
+    }
+    Ok(restart)
+}
+
+pub fn create_sequence(s: &mut SqlSession, stmt: &pb::CreateSeqStmt, sql: &str) -> PgResult<()> {
+    let rv = stmt.sequence.as_ref().ok_or_else(|| PgError::internal("CREATE SEQUENCE without name"))?;
+    let temp = rv.relpersistence == "t";
+    if temp {
+        ensure_temp_namespace(s)?;
+    }
+    {
+        let d = Ddl::new(s, sql)?;
+        let nsp = d.namespace_for(rv, temp)?;
+        if d.relation_name_taken(nsp, &rv.relname) {
+            if stmt.if_not_exists {
+                notice(s, format!("relation \"{}\" already exists, skipping", rv.relname));
+                return Ok(());
+            }
+            return Err(PgError::new(sqlstate::DUPLICATE_TABLE, format!("relation \"{}\" already exists", rv.relname)));
+        }
+        let mut info = default_sequence_info(oid::INT8);
+        apply_sequence_options(&mut info, &stmt.options, true)?;
+        for o in &stmt.options {
+            if let Some(NodeEnum::DefElem(de)) = &o.node {
+                if de.defname == "owned_by" {
+                    info.owned_by = owned_by(&d, de)?;
+                }
+            }
+        }
+        let oid = d.oid()?;
+        let mut seq = new_relation(oid, &rv.relname, nsp, RelKind::Sequence, if temp { 't' } else { 'p' }, 10);
+        seq.columns = sequence_columns();
+        seq.sequence = Some(info);
+        d.create_relation(&seq)?;
+    }
+    s.reload_txn_catalog()
+}
+
+fn owned_by(d: &Ddl, de: &pb::DefElem) -> PgResult<Option<(Oid, i16)>> {
+    let Some(NodeEnum::List(l)) = de.arg.as_deref().and_then(|n| n.node.as_ref()) else { return Ok(None) };
+    let parts: Vec<&str> = l.items.iter().filter_map(ident).collect();
+    if parts == ["none"] {
+        return Ok(None);
+    }
+    if parts.len() < 2 {
+        return Err(PgError::syntax("invalid OWNED BY option").with_hint("Specify OWNED BY table.column or OWNED BY NONE."));
+    }
+    let col = parts[parts.len() - 1];
+    let rv = pb::RangeVar {
+        relname: parts[parts.len() - 2].to_string(),
+        schemaname: if parts.len() > 2 { parts[parts.len() - 3].to_string() } else { String::new() },
+        inh: true,
+        relpersistence: "p".into(),
+        ..Default::default()
+    };
+    let rel = d.lookup(&rv)?;
+    let (attnum, _) = rel
+        .column_by_name(col)
+        .ok_or_else(|| PgError::new(sqlstate::UNDEFINED_COLUMN, format!("column \"{col}\" of relation \"{}\" does not exist", rel.name)))?;
+    Ok(Some((rel.oid, attnum)))
+}
+
+pub fn alter_sequence(s: &mut SqlSession, stmt: &pb::AlterSeqStmt, sql: &str) -> PgResult<()> {
+    let rv = stmt.sequence.as_ref().ok_or_else(|| PgError::internal("ALTER SEQUENCE without name"))?;
+    {
+        let d = Ddl::new(s, sql)?;
+        let Some(rel) = d.lookup_opt(rv)? else {
+            if stmt.missing_ok {
+                notice(s, format!("relation \"{}\" does not exist, skipping", rv.relname));
+                return Ok(());
+            }
+            return Err(PgError::new(sqlstate::UNDEFINED_TABLE, format!("relation \"{}\" does not exist", rv.relname)));
+        };
+        if rel.kind != RelKind::Sequence {
+            return Err(PgError::new(sqlstate::WRONG_OBJECT_TYPE, format!("\"{}\" is not a sequence", rel.name)));
+        }
+        let mut info = rel.sequence.clone().ok_or_else(|| PgError::internal("sequence info"))?;
+        let restart = apply_sequence_options(&mut info, &stmt.options, false)?;
+        for o in &stmt.options {
+            if let Some(NodeEnum::DefElem(de)) = &o.node {
+                if de.defname == "owned_by" {
+                    info.owned_by = owned_by(&d, de)?;
+                }
+            }
+        }
+        let mut updated = (*rel).clone();
+        updated.sequence = Some(info.clone());
+        d.put(&updated)?;
+        if let Some(r) = restart {
+            let v = r.unwrap_or(info.start);
+            if v < info.min || v > info.max {
+                return Err(PgError::new(
+                    sqlstate::INVALID_PARAMETER_VALUE,
+                    format!("RESTART value ({v}) cannot be {} than {} ({})", if v < info.min { "less" } else { "greater" }, if v < info.min { "MINVALUE" } else { "MAXVALUE" }, if v < info.min { info.min } else { info.max }),
+                ));
+            }
+            s.cluster.sequences.restart(rel.oid, v)?;
+        }
+    }
+    s.reload_txn_catalog()
+}
+
+// ---------------------------------------------------------------- CREATE INDEX
+
+pub fn create_index(s: &mut SqlSession, stmt: &pb::IndexStmt, sql: &str) -> PgResult<()> {
+    {
+        let d = Ddl::new(s, sql)?;
+        let rv = stmt.relation.as_ref().ok_or_else(|| PgError::internal("CREATE INDEX without table"))?;
+        let rel = d.lookup(rv)?;
+        if rel.kind != RelKind::Table {
+            return Err(PgError::new(sqlstate::WRONG_OBJECT_TYPE, format!("\"{}\" is not a table", rel.name)));
+        }
+        let method = if stmt.access_method.is_empty() { "btree" } else { stmt.access_method.as_str() };
+        if !matches!(method, "btree" | "hash") {
+            return Err(PgError::unsupported(format!("index access method \"{method}\"")));
+        }
+        d.lock_relation(rel.oid)?;
+        let mut keys = Vec::new();
+        let mut names: Vec<String> = Vec::new();
+        for p in &stmt.index_params {
+            let Some(NodeEnum::IndexElem(ie)) = &p.node else { continue };
+            let desc = ie.ordering == 3;
+            let nulls_first = match ie.nulls_ordering {
+                2 => true,
+                3 => false,
+                _ => desc,
+            };
+            if !ie.name.is_empty() {
+                let (attnum, _) = rel.column_by_name(&ie.name).ok_or_else(|| {
+                    PgError::new(sqlstate::UNDEFINED_COLUMN, format!("column \"{}\" does not exist", ie.name))
+                })?;
+                names.push(ie.name.clone());
+                keys.push(IndexKey { attnum, expr: None, desc, nulls_first });
+            } else {
+                let e = ie.expr.as_deref().ok_or_else(|| PgError::internal("index element"))?;
+                let text = deparse_expr(e)?;
+                {
+                    let settings = d.s.settings.borrow();
+                    let mut a = d.analyzer(&settings);
+                    let ex = a.analyze_relation_expr(rel.clone(), &text, "index expressions")?;
+                    if ex.is_volatile() {
+                        return Err(PgError::new(
+                            sqlstate::INVALID_OBJECT_DEFINITION,
+                            "functions in index expression must be marked IMMUTABLE",
+                        ));
+                    }
+                }
+                let colname = crate::analyzer::figure_index_colname(e);
+                names.push(colname);
+                keys.push(IndexKey { attnum: 0, expr: Some(text), desc, nulls_first });
+            }
+        }
+        let nsp = rel.namespace;
+        let name = if stmt.idxname.is_empty() {
+            choose_name(&rel.name, Some(&names.join("_")), if stmt.primary { "pkey" } else if stmt.unique { "key" } else { "idx" }, &|n| {
+                d.relation_name_taken(nsp, n)
+            })
+        } else {
+            stmt.idxname.clone()
+        };
+        if d.relation_name_taken(nsp, &name) {
+            if stmt.if_not_exists {
+                notice(s, format!("relation \"{name}\" already exists, skipping"));
+                return Ok(());
+            }
+            return Err(PgError::new(sqlstate::DUPLICATE_TABLE, format!("relation \"{name}\" already exists")));
+        }
+        let predicate = match &stmt.where_clause {
+            Some(w) => {
+                let text = deparse_expr(w)?;
+                {
+                    let settings = d.s.settings.borrow();
+                    let mut a = d.analyzer(&settings);
+                    let e = a.analyze_relation_expr(rel.clone(), &text, "index predicates")?;
+                    a.coerce_to_boolean(e, "WHERE", -1)?;
+                }
+                Some(text)
+            }
+            None => None,
+        };
+        let idx_oid = d.oid()?;
+        let mut idx = new_relation(idx_oid, &name, nsp, RelKind::Index, rel.persistence, rel.owner);
+        idx.storage_id = d.storage()?;
+        idx.columns = keys
+            .iter()
+            .zip(&names)
+            .map(|(k, n)| {
+                if k.attnum > 0 {
+                    new_column(n, rel.column(k.attnum).sql_type())
+                } else {
+                    new_column(n, SqlType::new(oid::TEXT))
+                }
+            })
+            .collect();
+        idx.index = Some(IndexInfo {
+            table: rel.oid,
+            keys,
+            unique: stmt.unique,
+            primary: false,
+            clustered: false,
+            predicate,
+            nulls_not_distinct: stmt.nulls_not_distinct,
+            method: method.to_string(),
+        });
+        d.create_relation(&idx)?;
+        build_index(&d, &rel, idx_oid)?;
+    }
+    s.reload_txn_catalog()
+}
+
+/// Fills a new index from the table's existing rows.
+fn build_index(d: &Ddl, rel: &Relation, idx_oid: Oid) -> PgResult<()> {
+    // Re-read the catalog through the transaction so the table sees its new index.
+    let cat = Arc::new(store::load_database(d.txn()?, d.db())?);
+    let table_rel = cat.relation(rel.oid).ok_or_else(|| PgError::internal("table vanished"))?.clone();
+    d.s.with_exec(&cat, |cx| {
+        let table = TableAccess::new(table_rel.clone(), &cat, &mut crate::executor::nodes_compile(cx))?;
+        let i = table.indexes.iter().position(|ix| ix.rel.oid == idx_oid).ok_or_else(|| PgError::internal("new index missing"))?;
+        if table.indexes[i].clustered {
+            return Ok(());
+        }
+        table.scan_all(cx, &mut |key, row| table.add_index_entry(i, &row, key, cx))
+    })
+}
+
+// ---------------------------------------------------------------- CREATE VIEW
+
+pub fn create_view(s: &mut SqlSession, stmt: &pb::ViewStmt, sql: &str) -> PgResult<()> {
+    let rv = stmt.view.as_ref().ok_or_else(|| PgError::internal("CREATE VIEW without name"))?;
+    let temp = rv.relpersistence == "t";
+    if temp {
+        ensure_temp_namespace(s)?;
+    }
+    {
+        let d = Ddl::new(s, sql)?;
+        let sel = match stmt.query.as_deref().and_then(|n| n.node.as_ref()) {
+            Some(NodeEnum::SelectStmt(sel)) => sel.clone(),
+            _ => return Err(PgError::internal("view without SELECT")),
+        };
+        if stmt.with_check_option > 1 {
+            return Err(PgError::unsupported("WITH CHECK OPTION"));
+        }
+        let q = {
+            let settings = d.s.settings.borrow();
+            let mut a = d.analyzer(&settings);
+            a.analyze_select_stmt(&sel)?
+        };
+        let mut cols: Vec<Column> = q.output().map(|t| new_column(&t.name, t.expr.ty())).collect();
+        if stmt.aliases.len() > cols.len() {
+            return Err(PgError::syntax("CREATE VIEW specifies more column names than columns"));
+        }
+        for (i, a) in stmt.aliases.iter().enumerate() {
+            if let Some(n) = ident(a) {
+                cols[i].name = n.to_string();
+            }
+        }
+        for (i, c) in cols.iter().enumerate() {
+            if cols[..i].iter().any(|o| o.name == c.name) {
+                return Err(PgError::new(sqlstate::DUPLICATE_COLUMN, format!("column \"{}\" specified more than once", c.name)));
+            }
+        }
+        let mut depends = Vec::new();
+        query_relations(&q, &mut depends);
+        let text = deparse_select(&sel)?;
+        let nsp = d.namespace_for(rv, temp)?;
+        let temp_deps = depends.iter().any(|o| d.catalog.relation(*o).map(|r| r.persistence == 't').unwrap_or(false));
+        if temp_deps && !temp {
+            notice(d.s, format!("view \"{}\" will be a temporary view", rv.relname));
+        }
+        if let Some(existing) = d.catalog.lookup_relation(nsp, &rv.relname) {
+            if !stmt.replace {
+                return Err(PgError::new(sqlstate::DUPLICATE_TABLE, format!("relation \"{}\" already exists", rv.relname)));
+            }
+            if existing.kind != RelKind::View {
+                return Err(PgError::new(sqlstate::WRONG_OBJECT_TYPE, format!("\"{}\" is not a view", rv.relname)));
+            }
+            let old: Vec<&Column> = existing.live_columns().map(|(_, c)| c).collect();
+            if cols.len() < old.len() {
+                return Err(PgError::new(sqlstate::INVALID_TABLE_DEFINITION, "cannot drop columns from view"));
+            }
+            for (o, n) in old.iter().zip(&cols) {
+                if o.name != n.name {
+                    return Err(PgError::new(
+                        sqlstate::INVALID_TABLE_DEFINITION,
+                        format!("cannot change name of view column \"{}\" to \"{}\"", o.name, n.name),
+                    )
+                    .with_hint("Use ALTER VIEW ... RENAME COLUMN ... to change name of view column instead."));
+                }
+                if o.type_oid != n.type_oid {
+                    return Err(PgError::new(
+                        sqlstate::INVALID_TABLE_DEFINITION,
+                        format!(
+                            "cannot change data type of view column \"{}\" from {} to {}",
+                            o.name,
+                            format_type(crate::catalog::builtins(), o.type_oid, o.typmod),
+                            format_type(crate::catalog::builtins(), n.type_oid, n.typmod)
+                        ),
+                    ));
+                }
+            }
+            let mut updated = (**existing).clone();
+            updated.columns = cols;
+            updated.view = Some(ViewInfo { query: text, check_option: None, depends_on: depends });
+            d.put(&updated)?;
+        } else {
+            let oid = d.oid()?;
+            let mut view = new_relation(oid, &rv.relname, nsp, RelKind::View, if temp { 't' } else { 'p' }, 10);
+            view.columns = cols;
+            view.view = Some(ViewInfo { query: text, check_option: None, depends_on: depends });
+            d.create_relation(&view)?;
+        }
+    }
+    s.reload_txn_catalog()
+}
+
+// ---------------------------------------------------------------- schemas and databases
+
+pub fn create_schema(s: &mut SqlSession, stmt: &pb::CreateSchemaStmt, sql: &str) -> PgResult<()> {
+    let name = if stmt.schemaname.is_empty() {
+        match &stmt.authrole {
+            Some(r) => r.rolename.clone(),
+            None => return Err(PgError::syntax("schema name required")),
+        }
+    } else {
+        stmt.schemaname.clone()
+    };
+    if name.starts_with("pg_") {
+        return Err(PgError::new(sqlstate::RESERVED_NAME, format!("unacceptable schema name \"{name}\""))
+            .with_detail("The prefix \"pg_\" is reserved for system schemas."));
+    }
+    {
+        let catalog = s.catalog()?;
+        // Lock the name (as a pseudo relation name in a pseudo namespace) to serialize concurrent creators.
+        if !store::claim_name(s.txn()?, s.db, 0, &name, 0)? || catalog.namespace_by_name.contains_key(&name) {
+            if stmt.if_not_exists {
+                notice(s, format!("schema \"{name}\" already exists, skipping"));
+                return Ok(());
+            }
+            return Err(PgError::new(sqlstate::DUPLICATE_SCHEMA, format!("schema \"{name}\" already exists")));
+        }
+        let oid = new_oid(&s.cluster.engine)?;
+        store::put_namespace(s.txn()?, s.db, &Namespace { oid, name: name.clone(), owner: 10, temp_session: None })?;
+    }
+    s.reload_txn_catalog()?;
+    // Schema elements run with the new schema as the creation target.
+    for elt in &stmt.schema_elts {
+        let Some(n) = &elt.node else { continue };
+        let mut n = n.clone();
+        set_default_schema(&mut n, &name);
+        super::execute_ddl_node(s, &n, sql)?;
+    }
+    Ok(())
+}
+
+fn set_default_schema(n: &mut NodeEnum, schema: &str) {
+    let fix = |rv: &mut Option<pb::RangeVar>| {
+        if let Some(r) = rv {
+            if r.schemaname.is_empty() {
+                r.schemaname = schema.to_string();
+            }
+        }
+    };
+    match n {
+        NodeEnum::CreateStmt(c) => fix(&mut c.relation),
+        NodeEnum::ViewStmt(v) => fix(&mut v.view),
+        NodeEnum::CreateSeqStmt(c) => fix(&mut c.sequence),
+        NodeEnum::IndexStmt(i) => fix(&mut i.relation),
+        _ => {}
+    }
+}
+
+pub fn create_database(s: &mut SqlSession, stmt: &pb::CreatedbStmt) -> PgResult<()> {
+    for o in &stmt.options {
+        if let Some(NodeEnum::DefElem(de)) = &o.node {
+            match de.defname.as_str() {
+                "encoding" => {
+                    let v = def_elem_value(de).unwrap_or_default().to_ascii_uppercase().replace(['-', '_'], "");
+                    if v != "UTF8" && v != "UNICODE" && v != "6" {
+                        return Err(PgError::unsupported(format!("database encoding {}", def_elem_value(de).unwrap_or_default())));
+                    }
+                }
+                "template" | "owner" | "lc_collate" | "lc_ctype" | "locale" | "connection_limit" | "is_template" | "allow_connections" | "tablespace" | "strategy" => {}
+                other => return Err(PgError::syntax(format!("option \"{other}\" not recognized"))),
+            }
+        }
+    }
+    let txn = s.txn()?;
+    txn.get_for_update(&store::database_name_key(&stmt.dbname))?;
+    let cat = store::load_cluster(txn)?;
+    if cat.database_by_name(&stmt.dbname).is_some() {
+        return Err(PgError::new(sqlstate::DUPLICATE_DATABASE, format!("database \"{}\" already exists", stmt.dbname)));
+    }
+    let oid = new_oid(&s.cluster.engine)?;
+    store::create_database_rows(txn, &store::new_database(oid, &stmt.dbname, 10))?;
+    s.cluster_changed = true;
+    Ok(())
+}
+
+pub fn drop_database(s: &mut SqlSession, stmt: &pb::DropdbStmt) -> PgResult<()> {
+    let txn = s.txn()?;
+    txn.get_for_update(&store::database_name_key(&stmt.dbname))?;
+    let cat = store::load_cluster(txn)?;
+    let Some(db) = cat.database_by_name(&stmt.dbname).cloned() else {
+        if stmt.missing_ok {
+            notice(s, format!("database \"{}\" does not exist, skipping", stmt.dbname));
+            return Ok(());
+        }
+        return Err(PgError::new(sqlstate::UNDEFINED_DATABASE, format!("database \"{}\" does not exist", stmt.dbname)));
+    };
+    if db.oid == s.db {
+        return Err(PgError::new(sqlstate::OBJECT_IN_USE, "cannot drop the currently open database"));
+    }
+    if db.is_template && db.name == "template1" || db.name == "template0" {
+        return Err(PgError::new(sqlstate::WRONG_OBJECT_TYPE, "cannot drop a template database"));
+    }
+    let storage = store::delete_database_rows(txn, db.oid)?;
+    for id in storage {
+        s.note_drop(id);
+    }
+    s.cluster_changed = true;
+    Ok(())
+}
+
+// ---------------------------------------------------------------- DROP
+
+/// Relations that must go along with `rel` (indexes, owned sequences) and
+/// the objects that depend on it (views, foreign keys), which block a
+/// RESTRICT drop.
+fn dependents(catalog: &DbCatalog, rel: &Relation) -> (Vec<Oid>, Vec<String>, Vec<(Oid, String)>) {
+    let mut owned = Vec::new();
+    for idx in catalog.indexes_of(rel) {
+        owned.push(idx.oid);
+    }
+    for r in catalog.relations.values() {
+        if let Some(seq) = &r.sequence {
+            if seq.owned_by.map(|(t, _)| t) == Some(rel.oid) {
+                owned.push(r.oid);
+            }
+        }
+    }
+    let mut blocking = Vec::new();
+    let mut fks = Vec::new();
+    let mut views: Vec<&Arc<Relation>> = catalog.relations.values().filter(|r| r.view.as_ref().map(|v| v.depends_on.contains(&rel.oid)).unwrap_or(false) && r.oid != rel.oid).collect();
+    views.sort_by_key(|v| v.oid);
+    for v in views {
+        blocking.push(format!("view {} depends on {} {}", v.name, rel.kind.noun(), rel.name));
+    }
+    for (child, c) in catalog.referencing_fks(rel.oid) {
+        if child.oid != rel.oid {
+            blocking.push(format!("constraint {} on table {} depends on table {}", c.name, child.name, rel.name));
+            fks.push((child.oid, c.name.clone()));
+        }
+    }
+    (owned, blocking, fks)
+}
+
+pub fn drop(s: &mut SqlSession, stmt: &pb::DropStmt, sql: &str) -> PgResult<()> {
+    let kind = stmt.remove_type;
+    let cascade = stmt.behavior == 2;
+    match kind {
+        // TABLE, INDEX, VIEW, SEQUENCE
+        42 | 21 | 52 | 38 => {
+            let (want, noun) = match kind {
+                42 => (RelKind::Table, "table"),
+                21 => (RelKind::Index, "index"),
+                52 => (RelKind::View, "view"),
+                _ => (RelKind::Sequence, "sequence"),
+            };
+            for obj in &stmt.objects {
+                let Some(NodeEnum::List(l)) = &obj.node else { continue };
+                let parts: Vec<&str> = l.items.iter().filter_map(ident).collect();
+                let rv = pb::RangeVar {
+                    relname: parts.last().map(|s| s.to_string()).unwrap_or_default(),
+                    schemaname: if parts.len() >= 2 { parts[parts.len() - 2].to_string() } else { String::new() },
+                    catalogname: if parts.len() >= 3 { parts[parts.len() - 3].to_string() } else { String::new() },
+                    inh: true,
+                    relpersistence: "p".into(),
+                    ..Default::default()
+                };
+                let d = Ddl::new(s, sql)?;
+                let found = match d.lookup_opt(&rv) {
+                    Ok(r) => r,
+                    Err(e) if stmt.missing_ok && e.code == sqlstate::INVALID_SCHEMA_NAME => {
+                        notice(s, format!("schema \"{}\" does not exist, skipping", rv.schemaname));
+                        continue;
+                    }
+                    Err(e) => return Err(e),
+                };
+                let Some(rel) = found else {
+                    if stmt.missing_ok {
+                        notice(s, format!("{} \"{}\" does not exist, skipping", noun, parts.join(".")));
+                        continue;
+                    }
+                    return Err(PgError::new(sqlstate::UNDEFINED_TABLE, format!("{} \"{}\" does not exist", noun, parts.join("."))));
+                };
+                if rel.kind != want {
+                    let hint = match rel.kind {
+                        RelKind::Table => "DROP TABLE",
+                        RelKind::Index => "DROP INDEX",
+                        RelKind::View => "DROP VIEW",
+                        RelKind::Sequence => "DROP SEQUENCE",
+                    };
+                    return Err(PgError::new(sqlstate::WRONG_OBJECT_TYPE, format!("\"{}\" is not a {}", rel.name, noun))
+                        .with_hint(format!("Use {hint} to remove a {}.", rel.kind.noun())));
+                }
+                if rel.kind == RelKind::Index {
+                    if let Some(info) = &rel.index {
+                        if let Some(table) = d.catalog.relation(info.table) {
+                            if let Some(c) = table.constraints.iter().find(|c| c.index == rel.oid && matches!(c.kind, ConstraintKind::PrimaryKey | ConstraintKind::Unique)) {
+                                return Err(PgError::new(
+                                    sqlstate::DEPENDENT_OBJECTS_STILL_EXIST,
+                                    format!("cannot drop index {} because constraint {} on table {} requires it", rel.name, c.name, table.name),
+                                )
+                                .with_hint(format!("You can drop constraint {} on table {} instead.", c.name, table.name)));
+                            }
+                        }
+                    }
+                }
+                drop_relation(&d, &rel, cascade)?;
+                std::mem::drop(d);
+                s.reload_txn_catalog()?;
+            }
+            Ok(())
+        }
+        // SCHEMA
+        37 => {
+            for obj in &stmt.objects {
+                let Some(name) = ident(obj) else { continue };
+                let d = Ddl::new(s, sql)?;
+                let Some(&nsp) = d.catalog.namespace_by_name.get(name) else {
+                    if stmt.missing_ok {
+                        notice(s, format!("schema \"{name}\" does not exist, skipping"));
+                        continue;
+                    }
+                    return Err(PgError::new(sqlstate::INVALID_SCHEMA_NAME, format!("schema \"{name}\" does not exist")));
+                };
+                if nsp == PG_CATALOG_NAMESPACE || nsp == INFORMATION_SCHEMA_NAMESPACE || nsp == PG_TOAST_NAMESPACE {
+                    return Err(PgError::new(
+                        sqlstate::DEPENDENT_OBJECTS_STILL_EXIST,
+                        format!("cannot drop schema {name} because it is required by the database system"),
+                    ));
+                }
+                let mut members: Vec<Arc<Relation>> = d.catalog.relations.values().filter(|r| r.namespace == nsp).cloned().collect();
+                members.sort_by_key(|r| r.oid);
+                if !members.is_empty() && !cascade {
+                    let lines: Vec<String> = members
+                        .iter()
+                        .filter(|r| r.kind != RelKind::Index)
+                        .filter(|r| !(r.kind == RelKind::Sequence && r.sequence.as_ref().and_then(|s| s.owned_by).is_some()))
+                        .map(|r| format!("{} {}.{}", r.kind.noun(), name, r.name))
+                        .collect();
+                    return Err(PgError::new(
+                        sqlstate::DEPENDENT_OBJECTS_STILL_EXIST,
+                        format!("cannot drop schema {name} because other objects depend on it"),
+                    )
+                    .with_detail(lines.iter().map(|l| format!("{l} depends on schema {name}")).collect::<Vec<_>>().join("\n"))
+                    .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
+                }
+                let n = members.len();
+                for r in members.iter().filter(|r| r.kind != RelKind::Index) {
+                    let d2 = Ddl::new(d.s, sql)?;
+                    if d2.catalog.relation(r.oid).is_some() {
+                        drop_relation(&d2, &d2.catalog.relation(r.oid).unwrap().clone(), true)?;
+                    }
+                    // Each drop re-reads the catalog through the transaction.
+                    let cat = store::load_database(d.s.txn()?, d.s.db)?;
+                    let _ = cat;
+                }
+                if cascade && n > 0 {
+                    notice(d.s, format!("drop cascades to {} other object{}", n, if n == 1 { "" } else { "s" }));
+                }
+                d.s.txn()?.delete(&store::namespace_key(d.s.db, nsp))?;
+                store::release_name(d.s.txn()?, d.s.db, 0, name)?;
+                std::mem::drop(d);
+                s.reload_txn_catalog()?;
+            }
+            Ok(())
+        }
+        _ => Err(PgError::unsupported(format!("DROP of this object type"))),
+    }
+}
+
+/// Removes a relation (and what goes with it) from the catalog; its data is
+/// deleted after commit.
+pub(crate) fn drop_relation(d: &Ddl, rel: &Relation, cascade: bool) -> PgResult<()> {
+    let (owned, blocking, fks) = dependents(&d.catalog, rel);
+    if !blocking.is_empty() && !cascade {
+        return Err(PgError::new(
+            sqlstate::DEPENDENT_OBJECTS_STILL_EXIST,
+            format!("cannot drop {} {} because other objects depend on it", rel.kind.noun(), rel.name),
+        )
+        .with_detail(blocking.join("\n"))
+        .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
+    }
+    d.lock_relation(rel.oid)?;
+    if cascade && !blocking.is_empty() {
+        if blocking.len() == 1 {
+            notice(d.s, format!("drop cascades to {}", blocking[0].split(" depends on ").next().unwrap_or_default()));
+        } else {
+            let items: Vec<String> = blocking.iter().map(|b| format!("drop cascades to {}", b.split(" depends on ").next().unwrap_or_default())).collect();
+            let mut e = PgError::notice(format!("drop cascades to {} other objects", blocking.len()));
+            e.detail = Some(items.join("\n"));
+            d.s.notices.borrow_mut().push(e);
+        }
+        // Dependent views go; foreign keys are removed from their tables.
+        let views: Vec<Arc<Relation>> = d.catalog.relations.values().filter(|r| r.view.as_ref().map(|v| v.depends_on.contains(&rel.oid)).unwrap_or(false) && r.oid != rel.oid).cloned().collect();
+        for v in views {
+            drop_relation(d, &v, true)?;
+        }
+        for (child, con) in fks {
+            let cat = store::load_database(d.txn()?, d.db())?;
+            if let Some(c) = cat.relation(child) {
+                let mut updated = (**c).clone();
+                updated.constraints.retain(|x| x.name != con);
+                d.put(&updated)?;
+            }
+        }
+    }
+    let txn = d.txn()?;
+    for o in owned {
+        if let Some(r) = d.catalog.relation(o) {
+            store::delete_relation(txn, d.db(), r)?;
+            if r.storage_id != 0 && r.storage_id != rel.storage_id && !r.index.as_ref().map(|i| i.clustered).unwrap_or(false) {
+                d.s.note_drop(r.storage_id);
+            }
+            if r.kind == RelKind::Sequence {
+                d.s.note_sequence_drop(r.oid);
+            }
+        }
+    }
+    store::delete_relation(txn, d.db(), rel)?;
+    if rel.storage_id != 0 && !rel.index.as_ref().map(|i| i.clustered).unwrap_or(false) {
+        d.s.note_drop(rel.storage_id);
+    }
+    if rel.kind == RelKind::Sequence {
+        d.s.note_sequence_drop(rel.oid);
+    }
+    // A sequence owned by nothing else; a dropped column's serial sequence goes with it.
+    for c in &rel.constraints {
+        store::put_comment(txn, d.db(), 2606, c.oid, 0, None)?;
+    }
+    store::put_comment(txn, d.db(), 1259, rel.oid, 0, None)?;
+    Ok(())
+}
+
+/// Drops temporary schemas (and their relations) left by sessions.
+pub fn drop_temp_namespaces(cluster: &crate::cluster::Cluster, db: Oid, nsps: &[Oid]) -> PgResult<()> {
+    let txn = cluster.engine.begin(tusk_storage::Isolation::ReadCommitted, true);
+    let cat = store::load_database(&txn, db)?;
+    let mut storage = Vec::new();
+    for r in cat.relations.values().filter(|r| nsps.contains(&r.namespace)) {
+        store::delete_relation(&txn, db, r)?;
+        if r.storage_id != 0 && !r.index.as_ref().map(|i| i.clustered).unwrap_or(false) {
+            storage.push(r.storage_id);
+        }
+    }
+    for &n in nsps {
+        txn.delete(&store::namespace_key(db, n))?;
+    }
+    txn.commit()?;
+    cluster.reload_database(db)?;
+    cluster.drop_storage(&storage);
+    Ok(())
+}
+
+// ---------------------------------------------------------------- TRUNCATE
+
+pub fn truncate(s: &mut SqlSession, stmt: &pb::TruncateStmt, sql: &str) -> PgResult<()> {
+    {
+        let d = Ddl::new(s, sql)?;
+        let mut rels: Vec<Arc<Relation>> = Vec::new();
+        for r in &stmt.relations {
+            let Some(NodeEnum::RangeVar(rv)) = &r.node else { continue };
+            let rel = d.lookup(rv)?;
+            if rel.kind != RelKind::Table {
+                return Err(PgError::new(sqlstate::WRONG_OBJECT_TYPE, format!("\"{}\" is not a table", rel.name)));
+            }
+            if !rels.iter().any(|x| x.oid == rel.oid) {
+                rels.push(rel);
+            }
+        }
+        // Tables referencing these must be truncated too (CASCADE) or the command fails.
+        let mut i = 0;
+        while i < rels.len() {
+            let rel = rels[i].clone();
+            for (child, _) in d.catalog.referencing_fks(rel.oid) {
+                if rels.iter().any(|r| r.oid == child.oid) {
+                    continue;
+                }
+                if stmt.behavior == 2 {
+                    notice(d.s, format!("truncate cascades to table \"{}\"", child.name));
+                    rels.push(child);
+                } else {
+                    return Err(PgError::new(sqlstate::FEATURE_NOT_SUPPORTED, "cannot truncate a table referenced in a foreign key constraint")
+                        .with_detail(format!("Table \"{}\" references \"{}\".", child.name, rel.name))
+                        .with_hint(format!("Truncate table \"{}\" at the same time, or use TRUNCATE ... CASCADE.", child.name)));
+                }
+            }
+            i += 1;
+        }
+        for rel in &rels {
+            d.lock_relation(rel.oid)?;
+            // New, empty storage for the table and each index.
+            let mut t = (**rel).clone();
+            let old = t.storage_id;
+            t.storage_id = d.storage()?;
+            d.s.note_drop(old);
+            d.put(&t)?;
+            for idx in d.catalog.indexes_of(rel) {
+                let mut ix = (**idx).clone();
+                if ix.index.as_ref().map(|i| i.clustered).unwrap_or(false) {
+                    ix.storage_id = t.storage_id;
+                } else {
+                    d.s.note_drop(ix.storage_id);
+                    ix.storage_id = d.storage()?;
+                }
+                d.put(&ix)?;
+            }
+            if stmt.restart_seqs {
+                for r in d.catalog.relations.values() {
+                    if let Some(seq) = &r.sequence {
+                        if seq.owned_by.map(|(t, _)| t) == Some(rel.oid) {
+                            s.cluster.sequences.restart(r.oid, seq.start)?;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    s.reload_txn_catalog()
+}
+
+// ---------------------------------------------------------------- COMMENT
+
+pub fn comment(s: &mut SqlSession, stmt: &pb::CommentStmt, sql: &str) -> PgResult<()> {
+    {
+        let d = Ddl::new(s, sql)?;
+        let text = if stmt.comment.is_empty() { None } else { Some(stmt.comment.as_str()) };
+        let obj = stmt.object.as_deref().ok_or_else(|| PgError::internal("COMMENT without object"))?;
+        let names = |n: &Node| -> Vec<String> {
+            match &n.node {
+                Some(NodeEnum::List(l)) => l.items.iter().filter_map(ident).map(str::to_string).collect(),
+                Some(NodeEnum::String(s)) => vec![s.sval.clone()],
+                _ => vec![],
+            }
+        };
+        let rv_of = |parts: &[String]| pb::RangeVar {
+            relname: parts.last().cloned().unwrap_or_default(),
+            schemaname: if parts.len() >= 2 { parts[parts.len() - 2].clone() } else { String::new() },
+            inh: true,
+            relpersistence: "p".into(),
+            ..Default::default()
+        };
+        let txn = d.txn()?;
+        match stmt.objtype {
+            42 | 52 | 21 | 38 => {
+                let parts = names(obj);
+                let rel = d.lookup(&rv_of(&parts))?;
+                store::put_comment(txn, d.db(), 1259, rel.oid, 0, text)?;
+            }
+            7 => {
+                let parts = names(obj);
+                if parts.len() < 2 {
+                    return Err(PgError::syntax("column name must be qualified"));
+                }
+                let rel = d.lookup(&rv_of(&parts[..parts.len() - 1]))?;
+                let col = &parts[parts.len() - 1];
+                let (attnum, _) = rel.column_by_name(col).ok_or_else(|| {
+                    PgError::new(sqlstate::UNDEFINED_COLUMN, format!("column \"{col}\" of relation \"{}\" does not exist", rel.name))
+                })?;
+                store::put_comment(txn, d.db(), 1259, rel.oid, attnum as i32, text)?;
+            }
+            37 => {
+                let parts = names(obj);
+                let name = parts.first().cloned().unwrap_or_default();
+                let nsp = d.catalog.namespace_by_name.get(&name).copied().ok_or_else(|| {
+                    PgError::new(sqlstate::INVALID_SCHEMA_NAME, format!("schema \"{name}\" does not exist"))
+                })?;
+                store::put_comment(txn, d.db(), 2615, nsp, 0, text)?;
+            }
+            41 => {
+                // (table, constraint)
+                let parts = names(obj);
+                if parts.len() < 2 {
+                    return Err(PgError::syntax("constraint name must be qualified"));
+                }
+                let rel = d.lookup(&rv_of(&parts[..parts.len() - 1]))?;
+                let cname = &parts[parts.len() - 1];
+                let c = rel.constraints.iter().find(|c| &c.name == cname).ok_or_else(|| {
+                    PgError::new(sqlstate::UNDEFINED_OBJECT, format!("constraint \"{cname}\" for table \"{}\" does not exist", rel.name))
+                })?;
+                store::put_comment(txn, d.db(), 2606, c.oid, 0, text)?;
+            }
+            10 => {
+                let name = names(obj).first().cloned().unwrap_or_default();
+                let db = d.s.cluster.cluster_catalog().database_by_name(&name).map(|x| x.oid).ok_or_else(|| {
+                    PgError::new(sqlstate::UNDEFINED_DATABASE, format!("database \"{name}\" does not exist"))
+                })?;
+                store::put_comment(txn, d.db(), 1262, db, 0, text)?;
+            }
+            _ => return Err(PgError::unsupported("COMMENT on this kind of object")),
+        }
+    }
+    s.reload_txn_catalog()
+}
+
+// ---------------------------------------------------------------- ALTER TABLE
+
+pub fn alter_table(s: &mut SqlSession, stmt: &pb::AlterTableStmt, sql: &str) -> PgResult<()> {
+    let rv = stmt.relation.as_ref().ok_or_else(|| PgError::internal("ALTER TABLE without table"))?;
+    for cmd in &stmt.cmds {
+        let Some(NodeEnum::AlterTableCmd(c)) = &cmd.node else { continue };
+        {
+            let d = Ddl::new(s, sql)?;
+            let Some(rel) = d.lookup_opt(rv)? else {
+                if stmt.missing_ok {
+                    notice(s, format!("relation \"{}\" does not exist, skipping", rv.relname));
+                    return Ok(());
+                }
+                return Err(PgError::new(sqlstate::UNDEFINED_TABLE, format!("relation \"{}\" does not exist", rv.relname)));
+            };
+            d.lock_relation(rel.oid)?;
+            alter_table_cmd(&d, &rel, c, stmt.objtype)?;
+        }
+        s.reload_txn_catalog()?;
+    }
+    Ok(())
+}
+
+fn column_index(rel: &Relation, name: &str) -> PgResult<usize> {
+    rel.columns.iter().position(|c| !c.dropped && c.name == name).ok_or_else(|| {
+        PgError::new(sqlstate::UNDEFINED_COLUMN, format!("column \"{}\" of relation \"{}\" does not exist", name, rel.name))
+    })
+}
+
+fn alter_table_cmd(d: &Ddl, rel: &Arc<Relation>, c: &pb::AlterTableCmd, objtype: i32) -> PgResult<()> {
+    let _ = objtype;
+    let mut t = (**rel).clone();
+    match c.subtype {
+        // ADD COLUMN
+        1 | 2 => {
+            let Some(NodeEnum::ColumnDef(cd)) = c.def.as_deref().and_then(|n| n.node.as_ref()) else {
+                return Err(PgError::internal("ADD COLUMN without definition"));
+            };
+            if rel.kind != RelKind::Table {
+                return Err(PgError::new(sqlstate::WRONG_OBJECT_TYPE, format!("\"{}\" is not a table", rel.name)));
+            }
+            if t.column_by_name(&cd.colname).is_some() {
+                if c.missing_ok {
+                    notice(d.s, format!("column \"{}\" of relation \"{}\" already exists, skipping", cd.colname, rel.name));
+                    return Ok(());
+                }
+                return Err(PgError::new(
+                    sqlstate::DUPLICATE_COLUMN,
+                    format!("column \"{}\" of relation \"{}\" already exists", cd.colname, rel.name),
+                ));
+            }
+            let idx = t.columns.len();
+            let (mut col, serial) = column_from_def(d, cd, idx)?;
+            let mut raw_default = cd.raw_default.as_deref().cloned();
+            let mut constraints = Vec::new();
+            for cn in &cd.constraints {
+                let Some(NodeEnum::Constraint(con)) = &cn.node else { continue };
+                match con.contype {
+                    1 => {}
+                    2 => col.not_null = true,
+                    3 => raw_default = con.raw_expr.as_deref().cloned(),
+                    4 | 5 => return Err(PgError::unsupported("adding identity or generated columns")),
+                    _ => {
+                        let mut tc = (**con).clone();
+                        match con.contype {
+                            7 | 8 => tc.keys = vec![Node { node: Some(NodeEnum::String(pb::String { sval: cd.colname.clone() })) }],
+                            10 => tc.fk_attrs = vec![Node { node: Some(NodeEnum::String(pb::String { sval: cd.colname.clone() })) }],
+                            6 => {
+                                if tc.conname.is_empty() {
+                                    tc.cooked_expr = cd.colname.clone();
+                                }
+                            }
+                            _ => {}
+                        }
+                        constraints.push(tc);
+                    }
+                }
+            }
+            if serial.is_some() {
+                return Err(PgError::unsupported("adding serial columns to existing tables"));
+            }
+            t.columns.push(col);
+            if let Some(def) = &raw_default {
+                let text = deparse_expr(def)?;
+                check_default(d, &t, idx, &text)?;
+                t.columns[idx].default = Some(text);
+            }
+            // Existing rows get the default (evaluated once) or NULL.
+            let defaults = {
+                let settings = d.s.settings.borrow();
+                crate::planner::compile_defaults(&d.catalog, &settings, &d.s.user, &t)?
+            };
+            let default_expr = defaults[t.live_columns().count() - 1].clone();
+            if default_expr.is_volatile() {
+                return Err(PgError::unsupported("ADD COLUMN with a volatile default"));
+            }
+            let value = d.s.with_exec(&d.catalog, |cx| crate::executor::eval(&default_expr, &[], cx))?;
+            let has_rows = table_has_rows(d, rel)?;
+            if t.columns[idx].not_null && value.is_null() && has_rows {
+                return Err(PgError::new(
+                    sqlstate::NOT_NULL_VIOLATION,
+                    format!("column \"{}\" of relation \"{}\" contains null values", t.columns[idx].name, rel.name),
+                ));
+            }
+            if !value.is_null() {
+                t.columns[idx].missing = Some(encode_row(&[value]));
+            }
+            let mut new_indexes = Vec::new();
+            let mut taken = Vec::new();
+            for con in &constraints {
+                add_constraint(d, &mut t, con, false, &mut new_indexes, &mut taken)?;
+            }
+            d.put(&t)?;
+            for idx in &new_indexes {
+                d.create_relation(idx)?;
+            }
+            validate_new_constraints(d, rel, &t, &new_indexes)?;
+        }
+        // DROP COLUMN
+        15 | 16 => {
+            let Ok(i) = column_index(&t, &c.name) else {
+                if c.missing_ok {
+                    notice(d.s, format!("column \"{}\" of relation \"{}\" does not exist, skipping", c.name, rel.name));
+                    return Ok(());
+                }
+                return Err(PgError::new(
+                    sqlstate::UNDEFINED_COLUMN,
+                    format!("column \"{}\" of relation \"{}\" does not exist", c.name, rel.name),
+                ));
+            };
+            let attnum = i as i16 + 1;
+            if t.live_columns().count() == 1 && false {
+                return Ok(());
+            }
+            // Views using the table block the drop (we do not track columns).
+            let (_, blocking, _) = dependents(&d.catalog, rel);
+            let view_deps: Vec<&String> = blocking.iter().filter(|b| b.starts_with("view ")).collect();
+            if !view_deps.is_empty() && c.behavior != 2 {
+                return Err(PgError::new(
+                    sqlstate::DEPENDENT_OBJECTS_STILL_EXIST,
+                    format!("cannot drop column {} of table {} because other objects depend on it", c.name, rel.name),
+                )
+                .with_detail(view_deps.iter().map(|v| v.replace(&format!("table {}", rel.name), &format!("column {} of table {}", c.name, rel.name))).collect::<Vec<_>>().join("\n"))
+                .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
+            }
+            // Indexes and constraints on the column go with it.
+            let clustered_pk = d.catalog.indexes_of(rel).any(|ix| {
+                let info = ix.index.as_ref().expect("index");
+                info.clustered && info.keys.iter().any(|k| k.attnum == attnum)
+            });
+            if clustered_pk {
+                return Err(PgError::unsupported("dropping a column of a table's original primary key"));
+            }
+            for ix in d.catalog.indexes_of(rel) {
+                let info = ix.index.as_ref().expect("index");
+                if info.keys.iter().any(|k| k.attnum == attnum || k.expr.as_ref().map(|e| e.contains(&c.name)).unwrap_or(false)) {
+                    store::delete_relation(d.txn()?, d.db(), ix)?;
+                    d.s.note_drop(ix.storage_id);
+                }
+            }
+            t.constraints.retain(|k| !k.columns.contains(&attnum) && !k.check.as_ref().map(|e| mentions_column(e, &c.name)).unwrap_or(false));
+            // Foreign keys of other tables referencing this column.
+            for (child, con) in d.catalog.referencing_fks(rel.oid) {
+                if con.foreign.as_ref().map(|f| f.ref_columns.contains(&attnum)).unwrap_or(false) {
+                    if c.behavior != 2 {
+                        return Err(PgError::new(
+                            sqlstate::DEPENDENT_OBJECTS_STILL_EXIST,
+                            format!("cannot drop column {} of table {} because other objects depend on it", c.name, rel.name),
+                        )
+                        .with_detail(format!("constraint {} on table {} depends on column {} of table {}", con.name, child.name, c.name, rel.name))
+                        .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
+                    }
+                    let mut ch = (*child).clone();
+                    ch.constraints.retain(|x| x.name != con.name);
+                    d.put(&ch)?;
+                }
+            }
+            let col = &mut t.columns[i];
+            col.dropped = true;
+            col.name = format!("........pg.dropped.{}........", attnum);
+            col.not_null = false;
+            col.default = None;
+            d.put(&t)?;
+            // Owned sequences of the column.
+            for r in d.catalog.relations.values() {
+                if r.sequence.as_ref().and_then(|s| s.owned_by) == Some((rel.oid, attnum)) {
+                    store::delete_relation(d.txn()?, d.db(), r)?;
+                }
+            }
+        }
+        // ALTER COLUMN SET DEFAULT / DROP DEFAULT
+        4 => {
+            let i = column_index(&t, &c.name)?;
+            match c.def.as_deref() {
+                Some(def) => {
+                    let text = deparse_expr(def)?;
+                    check_default(d, &t, i, &text)?;
+                    t.columns[i].default = Some(text);
+                }
+                None => t.columns[i].default = None,
+            }
+            d.put(&t)?;
+        }
+        // DROP NOT NULL
+        6 => {
+            let i = column_index(&t, &c.name)?;
+            let attnum = i as i16 + 1;
+            if t.primary_key().map(|pk| pk.columns.contains(&attnum)).unwrap_or(false) {
+                return Err(PgError::new(sqlstate::INVALID_TABLE_DEFINITION, format!("column \"{}\" is in a primary key", c.name)));
+            }
+            if t.columns[i].identity != ' ' {
+                return Err(PgError::new(
+                    sqlstate::SYNTAX_ERROR,
+                    format!("column \"{}\" of relation \"{}\" is an identity column", c.name, rel.name),
+                ));
+            }
+            t.columns[i].not_null = false;
+            d.put(&t)?;
+        }
+        // SET NOT NULL
+        7 => {
+            let i = column_index(&t, &c.name)?;
+            let live = t.columns[..i].iter().filter(|c| !c.dropped).count();
+            let mut has_null = false;
+            d.s.with_exec(&d.catalog, |cx| {
+                let table = TableAccess::new(rel.clone(), &d.catalog, &mut crate::executor::nodes_compile(cx))?;
+                table.scan_all(cx, &mut |_, row| {
+                    if row[live].is_null() {
+                        has_null = true;
+                    }
+                    Ok(())
+                })
+            })?;
+            if has_null {
+                return Err(PgError::new(
+                    sqlstate::NOT_NULL_VIOLATION,
+                    format!("column \"{}\" of relation \"{}\" contains null values", c.name, rel.name),
+                ));
+            }
+            t.columns[i].not_null = true;
+            d.put(&t)?;
+        }
+        // ADD CONSTRAINT
+        19 | 20 => {
+            let Some(NodeEnum::Constraint(con)) = c.def.as_deref().and_then(|n| n.node.as_ref()) else {
+                return Err(PgError::internal("ADD CONSTRAINT without constraint"));
+            };
+            if !con.conname.is_empty() && t.constraints.iter().any(|k| k.name == con.conname) {
+                return Err(PgError::new(
+                    sqlstate::DUPLICATE_OBJECT,
+                    format!("constraint \"{}\" for relation \"{}\" already exists", con.conname, rel.name),
+                ));
+            }
+            let mut new_indexes = Vec::new();
+            let mut taken = Vec::new();
+            add_constraint(d, &mut t, con, false, &mut new_indexes, &mut taken)?;
+            if con.contype == 7 {
+                // Existing rows must be non-null in the key.
+                let pk = t.primary_key().expect("just added").clone();
+                for &a in &pk.columns {
+                    let live = t.live_columns().position(|(x, _)| x == a).expect("live column");
+                    let mut has_null = false;
+                    d.s.with_exec(&d.catalog, |cx| {
+                        let table = TableAccess::new(rel.clone(), &d.catalog, &mut crate::executor::nodes_compile(cx))?;
+                        table.scan_all(cx, &mut |_, row| {
+                            has_null |= row[live].is_null();
+                            Ok(())
+                        })
+                    })?;
+                    if has_null {
+                        return Err(PgError::new(
+                            sqlstate::NOT_NULL_VIOLATION,
+                            format!("column \"{}\" of relation \"{}\" contains null values", t.column(a).name, rel.name),
+                        ));
+                    }
+                }
+            }
+            d.put(&t)?;
+            for idx in &new_indexes {
+                d.create_relation(idx)?;
+            }
+            validate_new_constraints(d, rel, &t, &new_indexes)?;
+        }
+        // DROP CONSTRAINT
+        27 | 28 => {
+            let Some(pos) = t.constraints.iter().position(|k| k.name == c.name) else {
+                if c.missing_ok {
+                    notice(d.s, format!("constraint \"{}\" of relation \"{}\" does not exist, skipping", c.name, rel.name));
+                    return Ok(());
+                }
+                return Err(PgError::new(
+                    sqlstate::UNDEFINED_OBJECT,
+                    format!("constraint \"{}\" of relation \"{}\" does not exist", c.name, rel.name),
+                ));
+            };
+            let con = t.constraints.remove(pos);
+            if matches!(con.kind, ConstraintKind::PrimaryKey | ConstraintKind::Unique) {
+                // Foreign keys relying on the index block the drop.
+                let dependent: Vec<(Arc<Relation>, Constraint)> =
+                    d.catalog.referencing_fks(rel.oid).into_iter().filter(|(_, k)| k.foreign.as_ref().map(|f| f.ref_index) == Some(con.index)).collect();
+                if !dependent.is_empty() && c.behavior != 2 {
+                    let (child, k) = &dependent[0];
+                    return Err(PgError::new(
+                        sqlstate::DEPENDENT_OBJECTS_STILL_EXIST,
+                        format!("cannot drop constraint {} on table {} because other objects depend on it", con.name, rel.name),
+                    )
+                    .with_detail(format!("constraint {} on table {} depends on index {}", k.name, child.name, con.name))
+                    .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
+                }
+                for (child, k) in dependent {
+                    let mut ch = (*child).clone();
+                    ch.constraints.retain(|x| x.name != k.name);
+                    d.put(&ch)?;
+                }
+                if let Some(ix) = d.catalog.relation(con.index) {
+                    if ix.index.as_ref().map(|i| i.clustered).unwrap_or(false) {
+                        return Err(PgError::unsupported("dropping a table's original primary key"));
+                    }
+                    store::delete_relation(d.txn()?, d.db(), ix)?;
+                    d.s.note_drop(ix.storage_id);
+                }
+            }
+            d.put(&t)?;
+        }
+        // ALTER COLUMN TYPE
+        30 => return Err(PgError::unsupported("ALTER COLUMN ... TYPE")),
+        // OWNER TO, SET (options), SET LOGGED/UNLOGGED: accepted as no-ops.
+        32 | 40 | 41 | 42 | 35 | 36 => {}
+        // ADD/SET/DROP IDENTITY
+        68..=70 => return Err(PgError::unsupported("ALTER COLUMN ... IDENTITY")),
+        _ => return Err(PgError::unsupported("this ALTER TABLE subcommand")),
+    }
+    Ok(())
+}
+
+fn mentions_column(expr_text: &str, col: &str) -> bool {
+    expr_text.split(|c: char| !(c.is_alphanumeric() || c == '_')).any(|w| w == col)
+}
+
+fn table_has_rows(d: &Ddl, rel: &Arc<Relation>) -> PgResult<bool> {
+    let prefix = tusk_storage::keys::storage_prefix(rel.storage_id);
+    let end = tusk_storage::keys::prefix_end(&prefix);
+    Ok(!d.txn()?.scan(&prefix, &end, false, 1)?.is_empty())
+}
+
+/// After ADD CONSTRAINT / ADD COLUMN: build new indexes and check the
+/// existing rows against new CHECK and FOREIGN KEY constraints.
+fn validate_new_constraints(d: &Ddl, old: &Arc<Relation>, new: &Relation, new_indexes: &[Relation]) -> PgResult<()> {
+    for idx in new_indexes {
+        build_index(d, new, idx.oid)?;
+    }
+    let added: Vec<&Constraint> = new.constraints.iter().filter(|c| !old.constraints.iter().any(|o| o.name == c.name)).collect();
+    if added.iter().all(|c| !matches!(c.kind, ConstraintKind::Check | ConstraintKind::ForeignKey)) {
+        return Ok(());
+    }
+    let cat = Arc::new(store::load_database(d.txn()?, d.db())?);
+    let rel = cat.relation(new.oid).ok_or_else(|| PgError::internal("table vanished"))?.clone();
+    d.s.with_exec(&cat, |cx| {
+        let mut compile = crate::executor::nodes_compile(cx);
+        let table = TableAccess::new(rel.clone(), &cat, &mut compile)?;
+        for c in &added {
+            match c.kind {
+                ConstraintKind::Check => {
+                    let e = compile(&rel, c.check.as_deref().unwrap_or("true"))?;
+                    let mut bad = false;
+                    table.scan_all(cx, &mut |_, row| {
+                        if matches!(crate::executor::eval(&e, &row, cx)?, Datum::Bool(false)) {
+                            bad = true;
+                        }
+                        Ok(())
+                    })?;
+                    if bad {
+                        return Err(PgError::new(
+                            sqlstate::CHECK_VIOLATION,
+                            format!("check constraint \"{}\" of relation \"{}\" is violated by some row", c.name, rel.name),
+                        ));
+                    }
+                }
+                ConstraintKind::ForeignKey => {
+                    let fk = c.foreign.as_ref().expect("fk");
+                    let parent_rel = cat.relation(fk.ref_table).ok_or_else(|| PgError::internal("parent"))?.clone();
+                    let parent = TableAccess::new(parent_rel.clone(), &cat, &mut compile)?;
+                    let cols: Vec<usize> = c.columns.iter().map(|&a| rel.live_columns().position(|(x, _)| x == a).unwrap_or(0)).collect();
+                    let pcols: Vec<usize> = fk.ref_columns.iter().map(|&a| parent_rel.live_columns().position(|(x, _)| x == a).unwrap_or(0)).collect();
+                    let mut failure: Option<Vec<Datum>> = None;
+                    table.scan_all(cx, &mut |_, row| {
+                        if failure.is_some() {
+                            return Ok(());
+                        }
+                        let vals: Vec<Datum> = cols.iter().map(|&i| row[i].clone()).collect();
+                        if vals.iter().any(Datum::is_null) {
+                            return Ok(());
+                        }
+                        if parent.lookup_key(&pcols, &vals, cx, true)?.is_none() {
+                            failure = Some(vals);
+                        }
+                        Ok(())
+                    })?;
+                    if let Some(vals) = failure {
+                        let settings = cx.env.settings();
+                        let names: Vec<String> = cols.iter().map(|&i| rel.live_columns().nth(i).unwrap().1.name.clone()).collect();
+                        let texts: Vec<String> = cols
+                            .iter()
+                            .zip(&vals)
+                            .map(|(&i, v)| crate::functions::io::format_text(v, rel.live_columns().nth(i).unwrap().1.type_oid, &settings))
+                            .collect();
+                        return Err(PgError::new(
+                            sqlstate::FOREIGN_KEY_VIOLATION,
+                            format!("insert or update on table \"{}\" violates foreign key constraint \"{}\"", rel.name, c.name),
+                        )
+                        .with_detail(format!(
+                            "Key ({})=({}) is not present in table \"{}\".",
+                            names.join(", "),
+                            texts.join(", "),
+                            parent_rel.name
+                        )));
+                    }
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    })
+}
+
+// ---------------------------------------------------------------- RENAME
+
+pub fn rename(s: &mut SqlSession, stmt: &pb::RenameStmt, sql: &str) -> PgResult<()> {
+    {
+        let d = Ddl::new(s, sql)?;
+        match stmt.rename_type {
+            // TABLE, VIEW, INDEX, SEQUENCE
+            42 | 52 | 21 | 38 => {
+                let rv = stmt.relation.as_ref().ok_or_else(|| PgError::internal("RENAME without relation"))?;
+                let Some(rel) = d.lookup_opt(rv)? else {
+                    if stmt.missing_ok {
+                        notice(s, format!("relation \"{}\" does not exist, skipping", rv.relname));
+                        return Ok(());
+                    }
+                    return Err(PgError::new(sqlstate::UNDEFINED_TABLE, format!("relation \"{}\" does not exist", rv.relname)));
+                };
+                d.lock_relation(rel.oid)?;
+                if d.relation_name_taken(rel.namespace, &stmt.newname) {
+                    return Err(PgError::new(sqlstate::DUPLICATE_TABLE, format!("relation \"{}\" already exists", stmt.newname)));
+                }
+                let txn = d.txn()?;
+                store::release_name(txn, d.db(), rel.namespace, &rel.name)?;
+                if !store::claim_name(txn, d.db(), rel.namespace, &stmt.newname, rel.oid)? {
+                    return Err(PgError::new(sqlstate::DUPLICATE_TABLE, format!("relation \"{}\" already exists", stmt.newname)));
+                }
+                let mut t = (*rel).clone();
+                t.name = stmt.newname.clone();
+                // Renaming an index renames its constraint too.
+                if let Some(info) = &rel.index {
+                    if let Some(table) = d.catalog.relation(info.table) {
+                        let mut tt = (**table).clone();
+                        for c in tt.constraints.iter_mut() {
+                            if c.index == rel.oid && matches!(c.kind, ConstraintKind::PrimaryKey | ConstraintKind::Unique) {
+                                c.name = stmt.newname.clone();
+                            }
+                        }
+                        d.put(&tt)?;
+                    }
+                }
+                d.put(&t)?;
+            }
+            // COLUMN
+            7 => {
+                let rv = stmt.relation.as_ref().ok_or_else(|| PgError::internal("RENAME without relation"))?;
+                let rel = d.lookup(rv)?;
+                d.lock_relation(rel.oid)?;
+                let i = column_index(&rel, &stmt.subname)?;
+                if rel.column_by_name(&stmt.newname).is_some() {
+                    return Err(PgError::new(
+                        sqlstate::DUPLICATE_COLUMN,
+                        format!("column \"{}\" of relation \"{}\" already exists", stmt.newname, rel.name),
+                    ));
+                }
+                let mut t = (*rel).clone();
+                t.columns[i].name = stmt.newname.clone();
+                // Stored expressions refer to columns by name: rewrite them.
+                for c in t.constraints.iter_mut() {
+                    if let Some(e) = &c.check {
+                        c.check = Some(rename_identifier(e, &stmt.subname, &stmt.newname));
+                    }
+                }
+                d.put(&t)?;
+                for ix in d.catalog.indexes_of(&rel) {
+                    let mut x = (**ix).clone();
+                    let info = x.index.as_mut().expect("index");
+                    for k in info.keys.iter_mut() {
+                        if let Some(e) = &k.expr {
+                            k.expr = Some(rename_identifier(e, &stmt.subname, &stmt.newname));
+                        }
+                    }
+                    if let Some(p) = &info.predicate {
+                        info.predicate = Some(rename_identifier(p, &stmt.subname, &stmt.newname));
+                    }
+                    d.put(&x)?;
+                }
+            }
+            // CONSTRAINT
+            41 => {
+                let rv = stmt.relation.as_ref().ok_or_else(|| PgError::internal("RENAME without relation"))?;
+                let rel = d.lookup(rv)?;
+                let mut t = (*rel).clone();
+                let Some(c) = t.constraints.iter_mut().find(|c| c.name == stmt.subname) else {
+                    return Err(PgError::new(
+                        sqlstate::UNDEFINED_OBJECT,
+                        format!("constraint \"{}\" for table \"{}\" does not exist", stmt.subname, rel.name),
+                    ));
+                };
+                c.name = stmt.newname.clone();
+                let idx = c.index;
+                let is_index_backed = matches!(c.kind, ConstraintKind::PrimaryKey | ConstraintKind::Unique);
+                d.put(&t)?;
+                if is_index_backed {
+                    if let Some(ix) = d.catalog.relation(idx) {
+                        let txn = d.txn()?;
+                        store::release_name(txn, d.db(), ix.namespace, &ix.name)?;
+                        store::claim_name(txn, d.db(), ix.namespace, &stmt.newname, ix.oid)?;
+                        let mut x = (**ix).clone();
+                        x.name = stmt.newname.clone();
+                        d.put(&x)?;
+                    }
+                }
+            }
+            // SCHEMA
+            37 => {
+                let old = match stmt.object.as_deref().and_then(|n| n.node.as_ref()) {
+                    Some(NodeEnum::String(s)) => s.sval.clone(),
+                    _ => stmt.subname.clone(),
+                };
+                let nsp = d.catalog.namespace_by_name.get(&old).copied().ok_or_else(|| {
+                    PgError::new(sqlstate::INVALID_SCHEMA_NAME, format!("schema \"{old}\" does not exist"))
+                })?;
+                if d.catalog.namespace_by_name.contains_key(&stmt.newname) {
+                    return Err(PgError::new(sqlstate::DUPLICATE_SCHEMA, format!("schema \"{}\" already exists", stmt.newname)));
+                }
+                let mut ns = d.catalog.namespaces[&nsp].clone();
+                ns.name = stmt.newname.clone();
+                store::put_namespace(d.txn()?, d.db(), &ns)?;
+            }
+            _ => return Err(PgError::unsupported("renaming this kind of object")),
+        }
+    }
+    s.reload_txn_catalog()
+}
+
+/// Replaces an identifier in stored expression text (a whole-word match).
+fn rename_identifier(text: &str, old: &str, new: &str) -> String {
+    let mut out = String::new();
+    let mut word = String::new();
+    let mut in_string = false;
+    for ch in text.chars() {
+        if in_string {
+            out.push(ch);
+            if ch == '\'' {
+                in_string = false;
+            }
+            continue;
+        }
+        if ch.is_alphanumeric() || ch == '_' {
+            word.push(ch);
+            continue;
+        }
+        if !word.is_empty() {
+            out.push_str(if word == old { new } else { &word });
+            word.clear();
+        }
+        if ch == '\'' {
+            in_string = true;
+        }
+        out.push(ch);
+    }
+    if !word.is_empty() {
+        out.push_str(if word == old { new } else { &word });
+    }
+    out
+}
+

@@ -1,0 +1,368 @@
+//! Utility statements: DDL (in `ddl`), SET/SHOW/RESET, VACUUM, ANALYZE,
+//! CHECKPOINT, DISCARD, LOCK, EXPLAIN — everything that is not planned as a
+//! query. Transaction control and prepared statements belong to the
+//! protocol session (tusk-server), which owns the transaction block.
+
+pub mod ddl;
+pub mod naming;
+pub mod sequence;
+
+use pg_query::protobuf::{self as pb, Node};
+use pg_query::NodeEnum;
+use tusk_types::oid;
+use tusk_types::{sqlstate, Datum, PgError, PgResult, SqlType};
+
+use crate::analyzer::const_text;
+use crate::executor::Row;
+use crate::parser::ParsedStatement;
+use crate::plan::OutputColumn;
+use crate::session::SqlSession;
+
+/// What a utility statement produced.
+pub struct UtilityResult {
+    /// The command tag (CREATE TABLE, SET, ...).
+    pub tag: String,
+    /// Rows for statements that return some (SHOW, EXPLAIN).
+    pub rows: Option<(Vec<OutputColumn>, Vec<Row>)>,
+}
+
+impl UtilityResult {
+    fn tag(t: &str) -> PgResult<UtilityResult> {
+        Ok(UtilityResult { tag: t.to_string(), rows: None })
+    }
+}
+
+/// Queues a NOTICE for the client.
+pub fn notice(s: &SqlSession, message: String) {
+    s.notices.borrow_mut().push(PgError::notice(message));
+}
+
+/// A DefElem's argument as text.
+pub fn def_elem_value(de: &pb::DefElem) -> Option<String> {
+    let arg = de.arg.as_deref()?;
+    match &arg.node {
+        Some(NodeEnum::TypeName(t)) => t.names.last().and_then(|n| const_text(n)),
+        Some(NodeEnum::List(l)) => Some(l.items.iter().filter_map(const_text).collect::<Vec<_>>().join(".")),
+        _ => const_text(arg),
+    }
+}
+
+/// Whether a statement is a utility statement (not planned as a query).
+pub fn is_utility(node: &NodeEnum) -> bool {
+    !matches!(node, NodeEnum::SelectStmt(_) | NodeEnum::InsertStmt(_) | NodeEnum::UpdateStmt(_) | NodeEnum::DeleteStmt(_))
+}
+
+/// Statements PostgreSQL refuses inside a transaction block.
+pub fn forbidden_in_block(node: &NodeEnum) -> Option<&'static str> {
+    match node {
+        NodeEnum::CreatedbStmt(_) => Some("CREATE DATABASE"),
+        NodeEnum::DropdbStmt(_) => Some("DROP DATABASE"),
+        NodeEnum::VacuumStmt(v) if v.is_vacuumcmd => Some("VACUUM"),
+        NodeEnum::IndexStmt(i) if i.concurrent => Some("CREATE INDEX CONCURRENTLY"),
+        _ => None,
+    }
+}
+
+/// Runs a utility statement inside the session's current transaction.
+pub fn execute_utility(s: &mut SqlSession, stmt: &ParsedStatement, sql: &str) -> PgResult<UtilityResult> {
+    execute_ddl_node(s, &stmt.node, sql)
+}
+
+pub(crate) fn execute_ddl_node(s: &mut SqlSession, node: &NodeEnum, sql: &str) -> PgResult<UtilityResult> {
+    if s.read_only && is_write_utility(node) {
+        return Err(PgError::new(
+            sqlstate::READ_ONLY_SQL_TRANSACTION,
+            format!("cannot execute {} in a read-only transaction", command_tag(node)),
+        ));
+    }
+    match node {
+        NodeEnum::CreateStmt(c) => {
+            ddl::create_table(s, c, sql)?;
+            UtilityResult::tag("CREATE TABLE")
+        }
+        NodeEnum::CreateTableAsStmt(_) => Err(PgError::unsupported("CREATE TABLE AS")),
+        NodeEnum::IndexStmt(i) => {
+            ddl::create_index(s, i, sql)?;
+            UtilityResult::tag("CREATE INDEX")
+        }
+        NodeEnum::ViewStmt(v) => {
+            ddl::create_view(s, v, sql)?;
+            UtilityResult::tag("CREATE VIEW")
+        }
+        NodeEnum::CreateSeqStmt(c) => {
+            ddl::create_sequence(s, c, sql)?;
+            UtilityResult::tag("CREATE SEQUENCE")
+        }
+        NodeEnum::AlterSeqStmt(a) => {
+            ddl::alter_sequence(s, a, sql)?;
+            UtilityResult::tag("ALTER SEQUENCE")
+        }
+        NodeEnum::CreateSchemaStmt(c) => {
+            ddl::create_schema(s, c, sql)?;
+            UtilityResult::tag("CREATE SCHEMA")
+        }
+        NodeEnum::CreatedbStmt(c) => {
+            ddl::create_database(s, c)?;
+            UtilityResult::tag("CREATE DATABASE")
+        }
+        NodeEnum::DropdbStmt(d) => {
+            ddl::drop_database(s, d)?;
+            UtilityResult::tag("DROP DATABASE")
+        }
+        NodeEnum::DropStmt(d) => {
+            ddl::drop(s, d, sql)?;
+            UtilityResult::tag(match d.remove_type {
+                42 => "DROP TABLE",
+                21 => "DROP INDEX",
+                52 => "DROP VIEW",
+                38 => "DROP SEQUENCE",
+                37 => "DROP SCHEMA",
+                _ => "DROP",
+            })
+        }
+        NodeEnum::TruncateStmt(t) => {
+            ddl::truncate(s, t, sql)?;
+            UtilityResult::tag("TRUNCATE TABLE")
+        }
+        NodeEnum::CommentStmt(c) => {
+            ddl::comment(s, c, sql)?;
+            UtilityResult::tag("COMMENT")
+        }
+        NodeEnum::AlterTableStmt(a) => {
+            ddl::alter_table(s, a, sql)?;
+            UtilityResult::tag(match a.objtype {
+                52 => "ALTER VIEW",
+                21 => "ALTER INDEX",
+                38 => "ALTER SEQUENCE",
+                _ => "ALTER TABLE",
+            })
+        }
+        NodeEnum::RenameStmt(r) => {
+            ddl::rename(s, r, sql)?;
+            UtilityResult::tag(match r.rename_type {
+                52 => "ALTER VIEW",
+                21 => "ALTER INDEX",
+                38 => "ALTER SEQUENCE",
+                37 => "ALTER SCHEMA",
+                _ => "ALTER TABLE",
+            })
+        }
+        NodeEnum::VariableSetStmt(v) => {
+            set_variable(s, v)?;
+            UtilityResult::tag(if v.kind == 5 || v.kind == 6 { "RESET" } else { "SET" })
+        }
+        NodeEnum::VariableShowStmt(v) => show_variable(s, &v.name),
+        NodeEnum::VacuumStmt(v) => {
+            check_relations_exist(s, &v.rels, sql)?;
+            UtilityResult::tag(if v.is_vacuumcmd { "VACUUM" } else { "ANALYZE" })
+        }
+        NodeEnum::CheckPointStmt(_) => {
+            s.cluster.engine.sync_wal()?;
+            UtilityResult::tag("CHECKPOINT")
+        }
+        NodeEnum::DiscardStmt(_) => UtilityResult::tag("DISCARD ALL"),
+        NodeEnum::LockStmt(l) => {
+            if !s.in_block.get() {
+                return Err(PgError::new(sqlstate::NO_ACTIVE_SQL_TRANSACTION, "LOCK TABLE can only be used in transaction blocks"));
+            }
+            let d = ddl::Ddl::new(s, sql)?;
+            for r in &l.relations {
+                if let Some(NodeEnum::RangeVar(rv)) = &r.node {
+                    let settings = s.settings.borrow();
+                    let a = s.analyzer(&d.catalog, &settings, &[], sql);
+                    let rel = a.range_var_relation(rv)?;
+                    // ACCESS SHARE .. ROW EXCLUSIVE don't conflict with writers.
+                    if l.mode >= 4 {
+                        d.lock_relation(rel.oid)?;
+                    }
+                }
+            }
+            UtilityResult::tag("LOCK TABLE")
+        }
+        NodeEnum::ExplainStmt(_) => Err(PgError::unsupported("EXPLAIN")),
+        NodeEnum::DoStmt(_) => Err(PgError::unsupported("DO blocks")),
+        NodeEnum::CreateFunctionStmt(_) => Err(PgError::unsupported("CREATE FUNCTION")),
+        NodeEnum::CreateTrigStmt(_) => Err(PgError::unsupported("CREATE TRIGGER")),
+        NodeEnum::CreateRoleStmt(_) | NodeEnum::AlterRoleStmt(_) | NodeEnum::DropRoleStmt(_) => Err(PgError::unsupported("roles other than postgres")),
+        NodeEnum::GrantStmt(_) | NodeEnum::GrantRoleStmt(_) => Err(PgError::unsupported("GRANT and REVOKE")),
+        NodeEnum::CreateExtensionStmt(_) => Err(PgError::unsupported("extensions")),
+        NodeEnum::CopyStmt(_) => Err(PgError::unsupported("COPY")),
+        NodeEnum::ListenStmt(_) | NodeEnum::NotifyStmt(_) | NodeEnum::UnlistenStmt(_) => Err(PgError::unsupported("LISTEN and NOTIFY")),
+        NodeEnum::AlterOwnerStmt(_) => UtilityResult::tag("ALTER TABLE"),
+        NodeEnum::DeclareCursorStmt(_) | NodeEnum::FetchStmt(_) | NodeEnum::ClosePortalStmt(_) => Err(PgError::unsupported("cursors")),
+        other => Err(PgError::unsupported(format!("the {} statement", command_tag(other)))),
+    }
+}
+
+fn is_write_utility(node: &NodeEnum) -> bool {
+    !matches!(
+        node,
+        NodeEnum::VariableSetStmt(_) | NodeEnum::VariableShowStmt(_) | NodeEnum::ExplainStmt(_) | NodeEnum::DiscardStmt(_) | NodeEnum::LockStmt(_)
+    )
+}
+
+fn check_relations_exist(s: &SqlSession, rels: &[Node], sql: &str) -> PgResult<()> {
+    let catalog = s.catalog()?;
+    let settings = s.settings.borrow();
+    let a = s.analyzer(&catalog, &settings, &[], sql);
+    for r in rels {
+        if let Some(NodeEnum::VacuumRelation(vr)) = &r.node {
+            if let Some(rv) = &vr.relation {
+                a.range_var_relation(rv)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The command tag PostgreSQL reports for a statement.
+pub fn command_tag(node: &NodeEnum) -> String {
+    let dbg = format!("{node:?}");
+    let name = dbg.split('(').next().unwrap_or("");
+    let words = match name {
+        "SelectStmt" => "SELECT",
+        "InsertStmt" => "INSERT",
+        "UpdateStmt" => "UPDATE",
+        "DeleteStmt" => "DELETE",
+        "CreateStmt" => "CREATE TABLE",
+        "DropStmt" => "DROP",
+        "TruncateStmt" => "TRUNCATE TABLE",
+        "IndexStmt" => "CREATE INDEX",
+        "ViewStmt" => "CREATE VIEW",
+        "AlterTableStmt" => "ALTER TABLE",
+        "CreateSeqStmt" => "CREATE SEQUENCE",
+        "CreatedbStmt" => "CREATE DATABASE",
+        "DropdbStmt" => "DROP DATABASE",
+        "VacuumStmt" => "VACUUM",
+        "CopyStmt" => "COPY",
+        "CreateFunctionStmt" => "CREATE FUNCTION",
+        "MergeStmt" => "MERGE",
+        "CallStmt" => "CALL",
+        "AlterSystemStmt" => "ALTER SYSTEM",
+        "ReindexStmt" => "REINDEX",
+        "ClusterStmt" => "CLUSTER",
+        "CreateTableSpaceStmt" => "CREATE TABLESPACE",
+        "CreateTypeStmt" | "CompositeTypeStmt" | "CreateEnumStmt" | "CreateRangeStmt" => "CREATE TYPE",
+        "CreateDomainStmt" => "CREATE DOMAIN",
+        "RuleStmt" => "CREATE RULE",
+        "CreatePolicyStmt" => "CREATE POLICY",
+        "CreatePublicationStmt" => "CREATE PUBLICATION",
+        "CreateSubscriptionStmt" => "CREATE SUBSCRIPTION",
+        "RefreshMatViewStmt" => "REFRESH MATERIALIZED VIEW",
+        "SecLabelStmt" => "SECURITY LABEL",
+        "CreateCastStmt" => "CREATE CAST",
+        "CreateOpClassStmt" => "CREATE OPERATOR CLASS",
+        "DefineStmt" => "CREATE AGGREGATE or OPERATOR",
+        "LoadStmt" => "LOAD",
+        _ => name,
+    };
+    words.to_string()
+}
+
+// ---------------------------------------------------------------- SET / SHOW
+
+fn set_value_text(name: &str, args: &[Node]) -> PgResult<String> {
+    let list_quote = name.eq_ignore_ascii_case("search_path");
+    let mut parts = Vec::new();
+    for a in args {
+        let v = match &a.node {
+            Some(NodeEnum::AConst(c)) => const_text(&Node { node: Some(NodeEnum::AConst(c.clone())) }).unwrap_or_default(),
+            Some(NodeEnum::TypeCast(tc)) => {
+                // SET TIME ZONE INTERVAL '...' HOUR TO MINUTE
+                let inner = tc.arg.as_deref().and_then(const_text).unwrap_or_default();
+                let iv = tusk_types::datetime::interval_in(&inner, -1, tusk_types::datetime::IntervalStyle::Postgres)
+                    .map_err(|_| PgError::new(sqlstate::INVALID_PARAMETER_VALUE, format!("invalid interval value for time zone: \"{inner}\"")))?;
+                let secs = iv.micros / 1_000_000 + iv.days as i64 * 86400;
+                let sign = if secs < 0 { "-" } else { "+" };
+                let a = secs.abs();
+                format!("{}{:02}:{:02}:{:02}", sign, a / 3600, (a % 3600) / 60, a % 60)
+            }
+            _ => return Err(PgError::syntax(format!("invalid value for parameter \"{name}\""))),
+        };
+        parts.push(if list_quote { crate::functions::quote_ident(&v) } else { v });
+    }
+    Ok(parts.join(", "))
+}
+
+fn set_variable(s: &mut SqlSession, v: &pb::VariableSetStmt) -> PgResult<()> {
+    let name = v.name.as_str();
+    match v.kind {
+        // SET name = value / TO DEFAULT / RESET
+        1 | 2 | 5 => {
+            if name.eq_ignore_ascii_case("transaction_isolation") || name.eq_ignore_ascii_case("transaction_read_only") {
+                return Err(PgError::unsupported(format!("SET {name} (use SET TRANSACTION)")));
+            }
+            let canonical = crate::settings::lookup_def(name).map(|d| d.name.clone()).unwrap_or_else(|| name.to_string());
+            s.remember_setting(&canonical, v.is_local && s.in_block.get());
+            if v.is_local && !s.in_block.get() {
+                s.notices.borrow_mut().push(PgError::warning("SET LOCAL can only be used in transaction blocks").with_code(sqlstate::NO_ACTIVE_SQL_TRANSACTION));
+                return Ok(());
+            }
+            let mut settings = s.settings.borrow_mut();
+            if v.kind == 1 {
+                let value = set_value_text(name, &v.args)?;
+                let value = if name.eq_ignore_ascii_case("timezone") && value.eq_ignore_ascii_case("local") {
+                    settings.reset(name)?;
+                    return Ok(());
+                } else {
+                    value
+                };
+                settings.set(name, &value)?;
+            } else {
+                settings.reset(name)?;
+            }
+            Ok(())
+        }
+        // RESET ALL
+        6 => {
+            let mut fresh = crate::settings::Settings::default();
+            let settings = s.settings.borrow();
+            fresh.set_internal("session_authorization", &settings.show("session_authorization").unwrap_or_default());
+            fresh.set_internal("is_superuser", &settings.show("is_superuser").unwrap_or_default());
+            drop(settings);
+            s.remember_all_settings();
+            *s.settings.borrow_mut() = fresh;
+            Ok(())
+        }
+        // SET TRANSACTION / SESSION CHARACTERISTICS: handled by the protocol session.
+        4 => Err(PgError::internal("SET TRANSACTION reached the utility executor")),
+        _ => Err(PgError::unsupported("SET ... FROM CURRENT")),
+    }
+}
+
+fn show_variable(s: &SqlSession, name: &str) -> PgResult<UtilityResult> {
+    let settings = s.settings.borrow();
+    if name.eq_ignore_ascii_case("all") {
+        let cols = vec![
+            OutputColumn { name: "name".into(), ty: SqlType::new(oid::TEXT), origin: None },
+            OutputColumn { name: "setting".into(), ty: SqlType::new(oid::TEXT), origin: None },
+            OutputColumn { name: "description".into(), ty: SqlType::new(oid::TEXT), origin: None },
+        ];
+        let mut rows = Vec::new();
+        for d in crate::settings::all_defs() {
+            let v = settings.show(&d.name).unwrap_or_default();
+            rows.push(vec![Datum::text(&d.name), Datum::text(&v), Datum::text(&d.short_desc)]);
+        }
+        return Ok(UtilityResult { tag: "SHOW".into(), rows: Some((cols, rows)) });
+    }
+    let (label, value) = match name.to_ascii_lowercase().as_str() {
+        "transaction_isolation" => (
+            "transaction_isolation".to_string(),
+            match s.isolation() {
+                Some(tusk_storage::Isolation::RepeatableRead) => "repeatable read".to_string(),
+                Some(tusk_storage::Isolation::Serializable) => "serializable".to_string(),
+                Some(tusk_storage::Isolation::ReadCommitted) => "read committed".to_string(),
+                None => settings.show("default_transaction_isolation")?,
+            },
+        ),
+        "transaction_read_only" => ("transaction_read_only".to_string(), if s.read_only { "on" } else { "off" }.to_string()),
+        _ => {
+            let label = crate::settings::lookup_def(name).map(|d| d.name.clone()).unwrap_or_else(|| name.to_string());
+            (label, settings.show(name)?)
+        }
+    };
+    Ok(UtilityResult {
+        tag: "SHOW".into(),
+        rows: Some((vec![OutputColumn { name: label, ty: SqlType::new(oid::TEXT), origin: None }], vec![vec![Datum::text(&value)]])),
+    })
+}

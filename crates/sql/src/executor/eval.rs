@@ -1,0 +1,428 @@
+//! Expression evaluation over a row, with SQL's three-valued logic and
+//! NULL propagation for strict functions.
+
+use std::cmp::Ordering;
+use std::sync::Arc;
+
+use tusk_types::array::Array;
+use tusk_types::{sqlstate, Datum, PgError, PgResult};
+
+use super::{ExecCx, SubPlanCache};
+use crate::expr::{BoolOp, BoolTestKind, Expr, FuncRef, SubLinkKind, SubPlan};
+use crate::functions::{cast, FnCtx, ScalarFn};
+
+/// Evaluates `e` over `row`.
+pub fn eval(e: &Expr, row: &[Datum], cx: &ExecCx) -> PgResult<Datum> {
+    eval_case(e, row, cx, None)
+}
+
+/// Evaluates a predicate: NULL counts as false.
+pub fn eval_pred(e: &Expr, row: &[Datum], cx: &ExecCx) -> PgResult<bool> {
+    Ok(matches!(eval(e, row, cx)?, Datum::Bool(true)))
+}
+
+pub(crate) fn call(func: &FuncRef, args: &[Datum], arg_exprs: &[Expr], ret: tusk_types::SqlType, cx: &ExecCx) -> PgResult<Datum> {
+    if func.strict && args.iter().any(Datum::is_null) {
+        return Ok(Datum::Null);
+    }
+    let arg_types: Vec<tusk_types::SqlType>;
+    let types: &[tusk_types::SqlType] = if arg_exprs.is_empty() {
+        &[]
+    } else {
+        arg_types = arg_exprs.iter().map(|a| a.ty()).collect();
+        &arg_types
+    };
+    let fcx = FnCtx { arg_types: types, ret, env: cx.env };
+    match func.imp {
+        ScalarFn::Plain(f) => f(args, &fcx),
+        ScalarFn::Set(_) => Err(PgError::new(
+            sqlstate::FEATURE_NOT_SUPPORTED,
+            format!("set-valued function {} called in context that cannot accept a set", func.name),
+        )),
+    }
+}
+
+fn eval_case(e: &Expr, row: &[Datum], cx: &ExecCx, case_value: Option<&Datum>) -> PgResult<Datum> {
+    match e {
+        Expr::Const(d, _) => Ok(d.clone()),
+        Expr::Column(i, _) => row.get(*i).cloned().ok_or_else(|| PgError::internal(format!("column {i} out of range"))),
+        Expr::Param(i, _) => cx.params.get(*i).cloned().ok_or_else(|| {
+            PgError::new(sqlstate::UNDEFINED_PARAMETER, format!("there is no parameter ${}", i + 1))
+        }),
+        Expr::OuterParam(i, _) => cx.outer.get(*i).cloned().ok_or_else(|| PgError::internal("outer parameter out of range")),
+        Expr::CaseTest(_) => Ok(case_value.cloned().unwrap_or(Datum::Null)),
+        Expr::Func { func, args, ty } => {
+            let mut vals = Vec::with_capacity(args.len());
+            for a in args {
+                let v = eval_case(a, row, cx, case_value)?;
+                if func.strict && v.is_null() {
+                    return Ok(Datum::Null);
+                }
+                vals.push(v);
+            }
+            call(func, &vals, args, *ty, cx)
+        }
+        Expr::Cast { arg, spec } => {
+            let v = eval_case(arg, row, cx, case_value)?;
+            if v.is_null() {
+                return Ok(Datum::Null);
+            }
+            cast::cast_datum_env(v, spec.from, spec.to, spec.explicit, cx.env)
+        }
+        Expr::Bool { op, args } => match op {
+            BoolOp::Not => Ok(match eval_case(&args[0], row, cx, case_value)? {
+                Datum::Bool(b) => Datum::Bool(!b),
+                _ => Datum::Null,
+            }),
+            BoolOp::And => {
+                let mut saw_null = false;
+                for a in args {
+                    match eval_case(a, row, cx, case_value)? {
+                        Datum::Bool(false) => return Ok(Datum::Bool(false)),
+                        Datum::Bool(true) => {}
+                        _ => saw_null = true,
+                    }
+                }
+                Ok(if saw_null { Datum::Null } else { Datum::Bool(true) })
+            }
+            BoolOp::Or => {
+                let mut saw_null = false;
+                for a in args {
+                    match eval_case(a, row, cx, case_value)? {
+                        Datum::Bool(true) => return Ok(Datum::Bool(true)),
+                        Datum::Bool(false) => {}
+                        _ => saw_null = true,
+                    }
+                }
+                Ok(if saw_null { Datum::Null } else { Datum::Bool(false) })
+            }
+        },
+        Expr::NullTest { arg, is_null } => {
+            let v = eval_case(arg, row, cx, case_value)?;
+            // A row IS NULL when all its fields are; IS NOT NULL when none are.
+            let (all_null, none_null) = match &v {
+                Datum::Record(fields) => (fields.iter().all(Datum::is_null), fields.iter().all(|f| !f.is_null())),
+                Datum::Null => (true, false),
+                _ => (false, true),
+            };
+            Ok(Datum::Bool(if *is_null { all_null } else { none_null }))
+        }
+        Expr::BoolTest { arg, kind } => {
+            let v = eval_case(arg, row, cx, case_value)?.as_bool();
+            Ok(Datum::Bool(match kind {
+                BoolTestKind::IsTrue => v == Some(true),
+                BoolTestKind::IsNotTrue => v != Some(true),
+                BoolTestKind::IsFalse => v == Some(false),
+                BoolTestKind::IsNotFalse => v != Some(false),
+                BoolTestKind::IsUnknown => v.is_none(),
+                BoolTestKind::IsNotUnknown => v.is_some(),
+            }))
+        }
+        Expr::Case { arg, whens, default, .. } => {
+            let test = match arg {
+                Some(a) => Some(eval_case(a, row, cx, case_value)?),
+                None => None,
+            };
+            for (cond, result) in whens {
+                let c = eval_case(cond, row, cx, test.as_ref().or(case_value))?;
+                if matches!(c, Datum::Bool(true)) {
+                    return eval_case(result, row, cx, case_value);
+                }
+            }
+            eval_case(default, row, cx, case_value)
+        }
+        Expr::Coalesce { args, .. } => {
+            for a in args {
+                let v = eval_case(a, row, cx, case_value)?;
+                if !v.is_null() {
+                    return Ok(v);
+                }
+            }
+            Ok(Datum::Null)
+        }
+        Expr::MinMax { is_greatest, args, .. } => {
+            let mut best: Option<Datum> = None;
+            for a in args {
+                let v = eval_case(a, row, cx, case_value)?;
+                if v.is_null() {
+                    continue;
+                }
+                best = Some(match best {
+                    None => v,
+                    Some(b) => {
+                        let o = crate::functions::compare_values(&v, &b);
+                        if (*is_greatest && o == Ordering::Greater) || (!*is_greatest && o == Ordering::Less) {
+                            v
+                        } else {
+                            b
+                        }
+                    }
+                });
+            }
+            Ok(best.unwrap_or(Datum::Null))
+        }
+        Expr::NullIf { args, eq, .. } => {
+            let a = eval_case(&args.0, row, cx, case_value)?;
+            let b = eval_case(&args.1, row, cx, case_value)?;
+            if a.is_null() || b.is_null() {
+                return Ok(a);
+            }
+            let exprs = [args.0.clone(), args.1.clone()];
+            match call(eq, &[a.clone(), b], &exprs, tusk_types::SqlType::new(tusk_types::oid::BOOL), cx)? {
+                Datum::Bool(true) => Ok(Datum::Null),
+                _ => Ok(a),
+            }
+        }
+        Expr::Distinct { args, eq, negated } => {
+            let a = eval_case(&args.0, row, cx, case_value)?;
+            let b = eval_case(&args.1, row, cx, case_value)?;
+            let distinct = match (a.is_null(), b.is_null()) {
+                (true, true) => false,
+                (true, false) | (false, true) => true,
+                _ => {
+                    let exprs = [args.0.clone(), args.1.clone()];
+                    !matches!(call(eq, &[a, b], &exprs, tusk_types::SqlType::new(tusk_types::oid::BOOL), cx)?, Datum::Bool(true))
+                }
+            };
+            Ok(Datum::Bool(distinct != *negated))
+        }
+        Expr::ScalarArrayOp { op, any, args } => {
+            let left = eval_case(&args.0, row, cx, case_value)?;
+            let arr = eval_case(&args.1, row, cx, case_value)?;
+            let Datum::Array(arr) = arr else { return Ok(Datum::Null) };
+            let exprs = [args.0.clone(), Expr::Const(Datum::Null, tusk_types::SqlType::new(arr.element_type))];
+            scalar_array_op(op, *any, &left, arr.elements.iter(), &exprs, cx)
+        }
+        Expr::Row { args, .. } => {
+            let mut vals = Vec::with_capacity(args.len());
+            for a in args {
+                vals.push(eval_case(a, row, cx, case_value)?);
+            }
+            Ok(Datum::Record(Arc::new(vals)))
+        }
+        Expr::Array { elem, elements, .. } => {
+            let mut vals = Vec::with_capacity(elements.len());
+            let mut sub_arrays = Vec::new();
+            for el in elements {
+                let v = eval_case(el, row, cx, case_value)?;
+                if let Datum::Array(a) = &v {
+                    sub_arrays.push(a.clone());
+                }
+                vals.push(v);
+            }
+            if !sub_arrays.is_empty() && sub_arrays.len() == vals.len() {
+                return build_multidim(elem.oid, &sub_arrays);
+            }
+            Ok(Datum::Array(Arc::new(Array::from_vec(elem.oid, vals))))
+        }
+        Expr::Subscript { arg, indexes, slice, .. } => {
+            let v = eval_case(arg, row, cx, case_value)?;
+            let Datum::Array(a) = v else { return Ok(Datum::Null) };
+            let mut idx = Vec::with_capacity(indexes.len());
+            for (lo, hi) in indexes {
+                let lo = match lo {
+                    Some(e) => Some(eval_case(e, row, cx, case_value)?),
+                    None => None,
+                };
+                let hi = match hi {
+                    Some(e) => Some(eval_case(e, row, cx, case_value)?),
+                    None => None,
+                };
+                if lo.as_ref().map(Datum::is_null).unwrap_or(false) || hi.as_ref().map(Datum::is_null).unwrap_or(false) {
+                    return Ok(Datum::Null);
+                }
+                idx.push((lo.and_then(|d| d.as_i64()), hi.and_then(|d| d.as_i64())));
+            }
+            subscript(&a, &idx, *slice)
+        }
+        Expr::FieldSelect { arg, field, .. } => match eval_case(arg, row, cx, case_value)? {
+            Datum::Record(r) => Ok(r.get(*field).cloned().unwrap_or(Datum::Null)),
+            _ => Ok(Datum::Null),
+        },
+        Expr::SubPlan(sp) => eval_subplan(sp, row, cx, case_value),
+        Expr::Var(_) | Expr::SubLink { .. } | Expr::Agg(_) => Err(PgError::internal(format!("unplanned expression {e:?}"))),
+    }
+}
+
+/// `left op ANY/ALL (elements)` with SQL NULL semantics.
+fn scalar_array_op<'d>(
+    op: &FuncRef,
+    any: bool,
+    left: &Datum,
+    elements: impl Iterator<Item = &'d Datum>,
+    exprs: &[Expr],
+    cx: &ExecCx,
+) -> PgResult<Datum> {
+    let mut saw_null = false;
+    let mut empty = true;
+    for el in elements {
+        empty = false;
+        if left.is_null() || el.is_null() {
+            saw_null = true;
+            continue;
+        }
+        match call(op, &[left.clone(), el.clone()], exprs, tusk_types::SqlType::new(tusk_types::oid::BOOL), cx)? {
+            Datum::Bool(true) if any => return Ok(Datum::Bool(true)),
+            Datum::Bool(false) if !any => return Ok(Datum::Bool(false)),
+            Datum::Bool(_) => {}
+            _ => saw_null = true,
+        }
+    }
+    if empty {
+        return Ok(Datum::Bool(!any));
+    }
+    Ok(if saw_null { Datum::Null } else { Datum::Bool(!any) })
+}
+
+fn build_multidim(elem: u32, subs: &[Arc<Array>]) -> PgResult<Datum> {
+    let first_dims = subs[0].dims.clone();
+    let mut elements = Vec::new();
+    for s in subs {
+        if s.dims != first_dims {
+            return Err(PgError::new(
+                sqlstate::ARRAY_SUBSCRIPT_ERROR,
+                "multidimensional arrays must have array expressions with matching dimensions",
+            ));
+        }
+        elements.extend(s.elements.iter().cloned());
+    }
+    if first_dims.is_empty() {
+        return Ok(Datum::Array(Arc::new(Array::empty(elem))));
+    }
+    let mut dims = vec![(subs.len() as i32, 1)];
+    dims.extend(first_dims);
+    Ok(Datum::Array(Arc::new(Array { element_type: elem, dims, elements })))
+}
+
+fn subscript(a: &Array, idx: &[(Option<i64>, Option<i64>)], slice: bool) -> PgResult<Datum> {
+    if a.dims.is_empty() || idx.len() > a.dims.len() {
+        return Ok(Datum::Null);
+    }
+    if !slice {
+        // Element access: every subscript names one position.
+        if idx.len() != a.dims.len() {
+            return Ok(Datum::Null);
+        }
+        let mut offset = 0usize;
+        for (d, (_, hi)) in idx.iter().enumerate() {
+            let (len, lower) = a.dims[d];
+            let i = hi.unwrap_or(0) - lower as i64;
+            if i < 0 || i >= len as i64 {
+                return Ok(Datum::Null);
+            }
+            offset = offset * len as usize + i as usize;
+        }
+        return Ok(a.elements.get(offset).cloned().unwrap_or(Datum::Null));
+    }
+    // Slices of one-dimensional arrays.
+    if a.dims.len() != 1 {
+        return Err(PgError::unsupported("slices of multidimensional arrays"));
+    }
+    let (len, lower) = a.dims[0];
+    let (lo, hi) = idx[0];
+    let lo = lo.unwrap_or(lower as i64).max(lower as i64);
+    let hi = hi.unwrap_or((lower + len - 1) as i64).min((lower + len - 1) as i64);
+    if hi < lo {
+        return Ok(Datum::Array(Arc::new(Array::empty(a.element_type))));
+    }
+    let from = (lo - lower as i64) as usize;
+    let to = (hi - lower as i64) as usize;
+    Ok(Datum::Array(Arc::new(Array::from_vec(a.element_type, a.elements[from..=to].to_vec()))))
+}
+
+fn eval_subplan(sp: &SubPlan, row: &[Datum], cx: &ExecCx, case_value: Option<&Datum>) -> PgResult<Datum> {
+    let correlated = !sp.args.is_empty();
+    let test = match &sp.test {
+        Some(t) => Some(eval_case(t, row, cx, case_value)?),
+        None => None,
+    };
+    if !correlated {
+        if let Some(cached) = cx.state.subplans.borrow().get(&sp.id) {
+            return finish_subplan(sp, cached, test.as_ref(), cx);
+        }
+    }
+    let mut outer = Vec::with_capacity(sp.args.len());
+    for a in &sp.args {
+        outer.push(eval_case(a, row, cx, case_value)?);
+    }
+    let sub_cx = cx.with_outer(&outer);
+    let mut node = super::build(&sp.plan, &sub_cx)?;
+    let result = match sp.kind {
+        SubLinkKind::Exists => SubPlanCache::Exists(node.next(&sub_cx)?.is_some()),
+        SubLinkKind::Expr => {
+            let first = node.next(&sub_cx)?;
+            match first {
+                None => SubPlanCache::Value(Datum::Null),
+                Some(mut r) => {
+                    if node.next(&sub_cx)?.is_some() {
+                        return Err(PgError::new(
+                            sqlstate::CARDINALITY_VIOLATION,
+                            "more than one row returned by a subquery used as an expression",
+                        ));
+                    }
+                    SubPlanCache::Value(if r.is_empty() { Datum::Null } else { r.swap_remove(0) })
+                }
+            }
+        }
+        SubLinkKind::Array => {
+            let mut vals = Vec::new();
+            while let Some(mut r) = node.next(&sub_cx)? {
+                vals.push(r.swap_remove(0));
+            }
+            let elem = cx.catalog_builtins().element_of(sp.ty.oid);
+            SubPlanCache::Value(Datum::Array(Arc::new(Array::from_vec(elem, vals))))
+        }
+        SubLinkKind::Any | SubLinkKind::All => {
+            if correlated {
+                // Stream: stop at the first deciding row.
+                let op = sp.op.as_ref().ok_or_else(|| PgError::internal("ANY without operator"))?;
+                let left = test.clone().unwrap_or(Datum::Null);
+                let any = sp.kind == SubLinkKind::Any;
+                let mut saw_null = false;
+                let exprs = subplan_op_exprs(sp);
+                while let Some(r) = node.next(&sub_cx)? {
+                    let v = &r[0];
+                    if left.is_null() || v.is_null() {
+                        saw_null = true;
+                        continue;
+                    }
+                    match call(op, &[left.clone(), v.clone()], &exprs, tusk_types::SqlType::new(tusk_types::oid::BOOL), cx)? {
+                        Datum::Bool(true) if any => return Ok(Datum::Bool(true)),
+                        Datum::Bool(false) if !any => return Ok(Datum::Bool(false)),
+                        Datum::Bool(_) => {}
+                        _ => saw_null = true,
+                    }
+                }
+                return Ok(if saw_null { Datum::Null } else { Datum::Bool(!any) });
+            }
+            let mut vals = Vec::new();
+            while let Some(mut r) = node.next(&sub_cx)? {
+                vals.push(r.swap_remove(0));
+            }
+            SubPlanCache::Rows(vals)
+        }
+    };
+    let out = finish_subplan(sp, &result, test.as_ref(), cx);
+    if !correlated {
+        cx.state.subplans.borrow_mut().insert(sp.id, result);
+    }
+    out
+}
+
+fn subplan_op_exprs(sp: &SubPlan) -> [Expr; 2] {
+    let lt = sp.test.as_ref().map(|t| t.ty()).unwrap_or(tusk_types::SqlType::new(0));
+    [Expr::Const(Datum::Null, lt), Expr::Const(Datum::Null, lt)]
+}
+
+fn finish_subplan(sp: &SubPlan, cached: &SubPlanCache, test: Option<&Datum>, cx: &ExecCx) -> PgResult<Datum> {
+    match cached {
+        SubPlanCache::Exists(b) => Ok(Datum::Bool(*b)),
+        SubPlanCache::Value(v) => Ok(v.clone()),
+        SubPlanCache::Rows(rows) => {
+            let op = sp.op.as_ref().ok_or_else(|| PgError::internal("ANY without operator"))?;
+            let left = test.cloned().unwrap_or(Datum::Null);
+            let exprs = subplan_op_exprs(sp);
+            scalar_array_op(op, sp.kind == SubLinkKind::Any, &left, rows.iter(), &exprs, cx)
+        }
+    }
+}

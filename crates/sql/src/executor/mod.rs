@@ -1,0 +1,148 @@
+//! The executor: runs plans by pulling rows through a tree of nodes
+//! (PostgreSQL's executor, Volcano style).
+//!
+//! A node's `next` returns its next row or None when done. Nodes own copies
+//! of their plan's expressions, so a node tree can outlive the statement's
+//! planning (portals are suspended and resumed across protocol messages).
+
+mod agg;
+pub mod eval;
+mod join;
+mod modify;
+mod nodes;
+pub mod table;
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use tusk_storage::Txn;
+use tusk_types::{Datum, PgResult};
+
+use crate::catalog::builtin::Builtins;
+use crate::catalog::{builtins, DbCatalog};
+use crate::functions::Env;
+use crate::plan::Plan;
+
+pub use eval::{eval, eval_pred};
+pub use nodes::compile_for as nodes_compile;
+pub use modify::ModifyCounts;
+
+pub type Row = Vec<Datum>;
+
+/// Results of uncorrelated subplans, computed once per statement.
+#[derive(Clone, Debug)]
+pub enum SubPlanCache {
+    Exists(bool),
+    Value(Datum),
+    Rows(Vec<Datum>),
+}
+
+/// Statement-wide mutable state shared by all nodes.
+#[derive(Default)]
+pub struct StmtState {
+    pub subplans: RefCell<HashMap<usize, SubPlanCache>>,
+    /// Rows of the previous round of each running recursive union, by id.
+    pub worktables: RefCell<HashMap<usize, Rc<Vec<Row>>>>,
+    /// Rows processed by the top Modify node (for the command tag).
+    pub modified: std::cell::Cell<u64>,
+}
+
+/// What every node sees while running.
+#[derive(Clone, Copy)]
+pub struct ExecCx<'a> {
+    pub txn: &'a Txn,
+    pub env: &'a dyn Env,
+    pub catalog: &'a DbCatalog,
+    /// `$n` values.
+    pub params: &'a [Datum],
+    /// Values passed into the current subplan by its enclosing plan.
+    pub outer: &'a [Datum],
+    pub state: &'a StmtState,
+    pub work_mem_bytes: usize,
+}
+
+impl<'a> ExecCx<'a> {
+    pub fn with_outer<'b>(&'b self, outer: &'b [Datum]) -> ExecCx<'b> {
+        ExecCx { outer, ..*self }
+    }
+
+    pub fn catalog_builtins(&self) -> &'static Builtins {
+        builtins()
+    }
+
+    /// Cancellation / statement timeout check, called from loops.
+    #[inline]
+    pub fn check(&self) -> PgResult<()> {
+        self.txn.interrupt().check()
+    }
+}
+
+/// A running plan node.
+pub trait Node {
+    fn next(&mut self, cx: &ExecCx) -> PgResult<Option<Row>>;
+}
+
+/// Builds the node tree for a plan.
+pub fn build(plan: &Plan, cx: &ExecCx) -> PgResult<Box<dyn Node>> {
+    use nodes::*;
+    Ok(match plan {
+        Plan::Result { exprs, filter } => Box::new(ResultNode::new(exprs.clone(), filter.clone())),
+        Plan::Scan { rel, method, filter, with_key, reverse } => {
+            Box::new(ScanNode::new(rel.clone(), method.clone(), filter.clone(), *with_key, *reverse, cx)?)
+        }
+        Plan::Values { rows, .. } => Box::new(ValuesNode::new(rows.clone())),
+        Plan::Function { call, ordinality, expand_record } => Box::new(FunctionNode::new(call.clone(), *ordinality, *expand_record)),
+        Plan::Filter { input, predicate } => Box::new(FilterNode { input: build(input, cx)?, predicate: predicate.clone() }),
+        Plan::Project { input, exprs } => Box::new(ProjectNode { input: build(input, cx)?, exprs: exprs.clone() }),
+        Plan::ProjectSet { input, exprs, input_width } => Box::new(ProjectSetNode::new(build(input, cx)?, exprs.clone(), *input_width)),
+        Plan::NestedLoop { left, right, kind, predicate, left_width, right_width } => Box::new(join::NestedLoopNode::new(
+            build(left, cx)?,
+            build(right, cx)?,
+            *kind,
+            predicate.clone(),
+            *left_width,
+            *right_width,
+        )),
+        Plan::HashJoin { left, right, kind, left_keys, right_keys, predicate, left_width, right_width } => {
+            Box::new(join::HashJoinNode::new(
+                build(left, cx)?,
+                build(right, cx)?,
+                *kind,
+                left_keys.clone(),
+                right_keys.clone(),
+                predicate.clone(),
+                *left_width,
+                *right_width,
+            ))
+        }
+        Plan::Agg { input, group, aggs } => Box::new(agg::AggNode::new(build(input, cx)?, group.clone(), aggs.clone())),
+        Plan::Sort { input, keys } => Box::new(SortNode::new(build(input, cx)?, keys.clone())),
+        Plan::Limit { input, limit, offset } => Box::new(LimitNode::new(build(input, cx)?, limit.clone(), offset.clone())),
+        Plan::Distinct { input, on } => Box::new(DistinctNode::new(build(input, cx)?, on.clone())),
+        Plan::SetOp { kind, all, left, right } => Box::new(SetOpNode::new(*kind, *all, build(left, cx)?, build(right, cx)?)),
+        Plan::Append { inputs } => {
+            let mut built = Vec::with_capacity(inputs.len());
+            for p in inputs {
+                built.push(build(p, cx)?);
+            }
+            Box::new(AppendNode { inputs: built, current: 0 })
+        }
+        Plan::RecursiveUnion { base, recursive, all, id, .. } => {
+            Box::new(RecursiveUnionNode::new(build(base, cx)?, (**recursive).clone(), *all, *id))
+        }
+        Plan::WorkTable { id } => Box::new(WorkTableNode { id: *id, rows: None, pos: 0 }),
+        Plan::Materialize { input } => Box::new(MaterializeNode { input: Some(build(input, cx)?), rows: Vec::new(), pos: 0 }),
+        Plan::Modify { kind, rel, input, update_cols, on_conflict, returning, old_width, recheck } => Box::new(modify::ModifyNode::new(
+            *kind,
+            rel.clone(),
+            build(input, cx)?,
+            update_cols.clone(),
+            on_conflict.clone(),
+            returning.clone(),
+            *old_width,
+            recheck.clone(),
+        )?),
+        Plan::LockRows { input, rels } => Box::new(LockRowsNode { input: build(input, cx)?, rels: rels.clone() }),
+    })
+}

@@ -1,0 +1,540 @@
+//! INSERT, UPDATE and DELETE: writing rows with their constraints.
+//!
+//! For every row this checks NOT NULL and CHECK constraints, unique keys
+//! (locking them, so concurrent inserts of one key serialize), foreign keys
+//! in both directions (with CASCADE / SET NULL / SET DEFAULT actions), and
+//! applies READ COMMITTED's rule for rows changed concurrently: the row is
+//! locked, its newest version re-read, and the statement's conditions and
+//! new values re-evaluated on it (PostgreSQL's EvalPlanQual).
+//!
+//! The input is read completely before the first write, so a statement
+//! never sees its own changes (the Halloween problem).
+
+use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
+use std::sync::Arc;
+
+use tusk_types::{sqlstate, Datum, PgError, PgResult};
+
+use super::eval::{eval, eval_pred};
+use super::nodes::compile_for;
+use super::table::TableAccess;
+use super::{ExecCx, Node, Row};
+use crate::catalog::{ConstraintKind, FkAction, Relation};
+use crate::expr::Expr;
+use crate::plan::{ModifyKind, OnConflictPlan};
+
+/// Rows written, for the command tag.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ModifyCounts {
+    pub rows: u64,
+}
+
+struct FkOut {
+    name: String,
+    cols: Vec<usize>,
+    parent: u32,
+    parent_cols: Vec<usize>,
+    match_full: bool,
+}
+
+struct FkIn {
+    name: String,
+    child: u32,
+    child_cols: Vec<usize>,
+    parent_cols: Vec<usize>,
+    on_delete: FkAction,
+    on_update: FkAction,
+}
+
+/// Everything needed to write rows of one relation.
+struct RelInfo {
+    table: TableAccess,
+    checks: Vec<(String, Expr)>,
+    not_null: Vec<usize>,
+    fks_out: Vec<FkOut>,
+    fks_in: Vec<FkIn>,
+    /// Column defaults, for SET DEFAULT actions (compiled lazily).
+    defaults: Option<Vec<Expr>>,
+}
+
+fn live_index(rel: &Relation, attnum: i16) -> PgResult<usize> {
+    rel.live_columns().position(|(a, _)| a == attnum).ok_or_else(|| PgError::internal("constraint column is dropped"))
+}
+
+fn rel_info(rel: Arc<Relation>, cx: &ExecCx) -> PgResult<RelInfo> {
+    let mut compile = compile_for(cx);
+    let table = TableAccess::new(rel.clone(), cx.catalog, &mut compile)?;
+    let mut checks = Vec::new();
+    let mut fks_out = Vec::new();
+    for c in &rel.constraints {
+        match c.kind {
+            ConstraintKind::Check => {
+                if let Some(text) = &c.check {
+                    checks.push((c.name.clone(), compile(&rel, text)?));
+                }
+            }
+            ConstraintKind::ForeignKey => {
+                let fk = c.foreign.as_ref().ok_or_else(|| PgError::internal("foreign key without reference"))?;
+                let parent = cx.catalog.relation(fk.ref_table).ok_or_else(|| PgError::internal("referenced table missing"))?;
+                fks_out.push(FkOut {
+                    name: c.name.clone(),
+                    cols: c.columns.iter().map(|&a| live_index(&rel, a)).collect::<PgResult<_>>()?,
+                    parent: fk.ref_table,
+                    parent_cols: fk.ref_columns.iter().map(|&a| live_index(parent, a)).collect::<PgResult<_>>()?,
+                    match_full: fk.match_type == 'f',
+                });
+            }
+            _ => {}
+        }
+    }
+    let mut fks_in = Vec::new();
+    for (child, c) in cx.catalog.referencing_fks(rel.oid) {
+        let fk = c.foreign.as_ref().expect("referencing_fks returns foreign keys");
+        fks_in.push(FkIn {
+            name: c.name.clone(),
+            child: child.oid,
+            child_cols: c.columns.iter().map(|&a| live_index(&child, a)).collect::<PgResult<_>>()?,
+            parent_cols: fk.ref_columns.iter().map(|&a| live_index(&rel, a)).collect::<PgResult<_>>()?,
+            on_delete: fk.on_delete,
+            on_update: fk.on_update,
+        });
+    }
+    let not_null = rel.live_columns().enumerate().filter(|(_, (_, c))| c.not_null).map(|(i, _)| i).collect();
+    Ok(RelInfo { table, checks, not_null, fks_out, fks_in, defaults: None })
+}
+
+/// Text of a row for "Failing row contains (...)".
+fn row_text(rel: &Relation, row: &[Datum], cx: &ExecCx) -> String {
+    let settings = cx.env.settings();
+    row.iter()
+        .zip(rel.live_columns())
+        .map(|(d, (_, c))| if d.is_null() { "null".to_string() } else { crate::functions::io::format_text(d, c.type_oid, &settings) })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn values_text(rel: &Relation, cols: &[usize], row: &[Datum], cx: &ExecCx) -> (String, String) {
+    let settings = cx.env.settings();
+    let names = cols.iter().map(|&c| rel.live_columns().nth(c).map(|(_, col)| col.name.clone()).unwrap_or_default()).collect::<Vec<_>>();
+    let vals = cols
+        .iter()
+        .map(|&c| {
+            let ty = rel.live_columns().nth(c).map(|(_, col)| col.type_oid).unwrap_or(0);
+            if row[c].is_null() {
+                "null".to_string()
+            } else {
+                crate::functions::io::format_text(&row[c], ty, &settings)
+            }
+        })
+        .collect::<Vec<_>>();
+    (names.join(", "), vals.join(", "))
+}
+
+/// Writes rows of any relation, following foreign key actions into others.
+struct Writer {
+    infos: HashMap<u32, Rc<RelInfo>>,
+}
+
+impl Writer {
+    fn info(&mut self, oid: u32, cx: &ExecCx) -> PgResult<Rc<RelInfo>> {
+        if let Some(i) = self.infos.get(&oid) {
+            return Ok(i.clone());
+        }
+        let rel = cx.catalog.relation(oid).ok_or_else(|| PgError::internal("relation vanished"))?.clone();
+        let info = Rc::new(rel_info(rel, cx)?);
+        self.infos.insert(oid, info.clone());
+        Ok(info)
+    }
+
+    fn check_row(&self, info: &RelInfo, row: &[Datum], cx: &ExecCx) -> PgResult<()> {
+        let rel = &info.table.rel;
+        let schema = cx.catalog.namespace_name(rel.namespace).to_string();
+        for &c in &info.not_null {
+            if row[c].is_null() {
+                let col = rel.live_columns().nth(c).map(|(_, col)| col.name.clone()).unwrap_or_default();
+                return Err(PgError::new(
+                    sqlstate::NOT_NULL_VIOLATION,
+                    format!("null value in column \"{}\" of relation \"{}\" violates not-null constraint", col, rel.name),
+                )
+                .with_detail(format!("Failing row contains ({}).", row_text(rel, row, cx)))
+                .with_table(&schema, &rel.name)
+                .with_column(&col));
+            }
+        }
+        for (name, e) in &info.checks {
+            if matches!(eval(e, row, cx)?, Datum::Bool(false)) {
+                return Err(PgError::new(
+                    sqlstate::CHECK_VIOLATION,
+                    format!("new row for relation \"{}\" violates check constraint \"{}\"", rel.name, name),
+                )
+                .with_detail(format!("Failing row contains ({}).", row_text(rel, row, cx)))
+                .with_table(&schema, &rel.name)
+                .with_constraint(name));
+            }
+        }
+        Ok(())
+    }
+
+    /// Outgoing foreign keys: the referenced rows must exist (and are locked against deletion).
+    fn check_fks_out(&mut self, info: &RelInfo, row: &[Datum], old: Option<&[Datum]>, cx: &ExecCx) -> PgResult<()> {
+        for fk in &info.fks_out {
+            if let Some(old) = old {
+                if fk.cols.iter().all(|&c| old[c].group_eq(&row[c]) && !row[c].is_null()) {
+                    continue;
+                }
+            }
+            let nulls = fk.cols.iter().filter(|&&c| row[c].is_null()).count();
+            if nulls == fk.cols.len() {
+                continue;
+            }
+            if nulls > 0 {
+                if fk.match_full {
+                    return Err(PgError::new(
+                        sqlstate::FOREIGN_KEY_VIOLATION,
+                        format!("insert or update on table \"{}\" violates foreign key constraint \"{}\"", info.table.rel.name, fk.name),
+                    )
+                    .with_detail("MATCH FULL does not allow mixing of null and nonnull key values."));
+                }
+                continue;
+            }
+            let parent = self.info(fk.parent, cx)?;
+            let values: Vec<Datum> = fk.cols.iter().map(|&c| row[c].clone()).collect();
+            if parent.table.lookup_key(&fk.parent_cols, &values, cx, true)?.is_none() {
+                let (names, vals) = values_text(&info.table.rel, &fk.cols, row, cx);
+                return Err(PgError::new(
+                    sqlstate::FOREIGN_KEY_VIOLATION,
+                    format!("insert or update on table \"{}\" violates foreign key constraint \"{}\"", info.table.rel.name, fk.name),
+                )
+                .with_detail(format!("Key ({names})=({vals}) is not present in table \"{}\".", parent.table.rel.name))
+                .with_constraint(&fk.name));
+            }
+        }
+        Ok(())
+    }
+
+    /// Incoming foreign keys when a referenced row goes away or changes its key.
+    fn fks_in(&mut self, info: &RelInfo, old: &[Datum], new: Option<&[Datum]>, cx: &ExecCx, depth: usize) -> PgResult<()> {
+        if depth > 100 {
+            return Err(PgError::new(sqlstate::STATEMENT_TOO_COMPLEX, "foreign key cascade too deep"));
+        }
+        for fk in &info.fks_in {
+            if let Some(new) = new {
+                if fk.parent_cols.iter().all(|&c| old[c].group_eq(&new[c]) && std::mem::discriminant(&old[c]) == std::mem::discriminant(&new[c])) {
+                    continue;
+                }
+            }
+            if fk.parent_cols.iter().any(|&c| old[c].is_null()) {
+                continue;
+            }
+            let values: Vec<Datum> = fk.parent_cols.iter().map(|&c| old[c].clone()).collect();
+            let child = self.info(fk.child, cx)?;
+            let rows = child.table.find_rows(&fk.child_cols, &values, cx)?;
+            if rows.is_empty() {
+                continue;
+            }
+            let action = if new.is_some() { fk.on_update } else { fk.on_delete };
+            match action {
+                FkAction::NoAction | FkAction::Restrict => {
+                    let (names, vals) = values_text(&info.table.rel, &fk.parent_cols, old, cx);
+                    return Err(PgError::new(
+                        sqlstate::FOREIGN_KEY_VIOLATION,
+                        format!(
+                            "update or delete on table \"{}\" violates foreign key constraint \"{}\" on table \"{}\"",
+                            info.table.rel.name, fk.name, child.table.rel.name
+                        ),
+                    )
+                    .with_detail(format!("Key ({names})=({vals}) is still referenced from table \"{}\".", child.table.rel.name))
+                    .with_constraint(&fk.name));
+                }
+                FkAction::Cascade => {
+                    for (key, row) in rows {
+                        match new {
+                            None => self.delete_row(&child, &key, &row, cx, depth + 1)?,
+                            Some(new) => {
+                                let mut updated = row.clone();
+                                for (cc, pc) in fk.child_cols.iter().zip(&fk.parent_cols) {
+                                    updated[*cc] = new[*pc].clone();
+                                }
+                                self.update_row(&child, &key, &row, updated, cx, depth + 1)?;
+                            }
+                        }
+                    }
+                }
+                FkAction::SetNull | FkAction::SetDefault => {
+                    let defaults = if action == FkAction::SetDefault { Some(self.defaults(fk.child, cx)?) } else { None };
+                    for (key, row) in rows {
+                        let mut updated = row.clone();
+                        for &cc in &fk.child_cols {
+                            updated[cc] = match &defaults {
+                                Some(d) => eval(&d[cc], &[], cx)?,
+                                None => Datum::Null,
+                            };
+                        }
+                        self.update_row(&child, &key, &row, updated, cx, depth + 1)?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn defaults(&mut self, oid: u32, cx: &ExecCx) -> PgResult<Vec<Expr>> {
+        let info = self.info(oid, cx)?;
+        if let Some(d) = &info.defaults {
+            return Ok(d.clone());
+        }
+        let rel = info.table.rel.clone();
+        let settings = cx.env.settings();
+        let user = cx.env.current_user();
+        let d = crate::planner::compile_defaults(cx.catalog, &settings, &user, &rel)?;
+        Ok(d)
+    }
+
+    fn insert_row(&mut self, info: &RelInfo, row: &[Datum], cx: &ExecCx) -> PgResult<Vec<u8>> {
+        self.check_row(info, row, cx)?;
+        let key = info.table.new_row_key(row, cx)?;
+        if let Some((i, vals, _)) = info.table.find_conflict(row, &key, cx, None)? {
+            return Err(info.table.unique_violation(i, &vals, cx));
+        }
+        self.check_fks_out(info, row, None, cx)?;
+        info.table.insert(row, &key, cx)?;
+        Ok(key)
+    }
+
+    fn update_row(&mut self, info: &RelInfo, key: &[u8], old: &[Datum], new: Vec<Datum>, cx: &ExecCx, depth: usize) -> PgResult<Vec<u8>> {
+        self.check_row(info, &new, cx)?;
+        self.fks_in(info, old, Some(&new), cx, depth)?;
+        let new_key = if info.table.key_changes(old, &new) {
+            let nk = info.table.updated_row_key(key, &new)?;
+            info.table.delete(old, key, cx)?;
+            if let Some((i, vals, _)) = info.table.find_conflict(&new, &nk, cx, None)? {
+                return Err(info.table.unique_violation(i, &vals, cx));
+            }
+            info.table.insert(&new, &nk, cx)?;
+            nk
+        } else {
+            if let Some((i, vals, _)) = info.table.find_conflict(&new, key, cx, None)? {
+                // The clustered key itself is this row.
+                if !info.table.indexes[i].clustered {
+                    return Err(info.table.unique_violation(i, &vals, cx));
+                }
+            }
+            info.table.update_in_place(old, &new, key, cx)?;
+            key.to_vec()
+        };
+        self.check_fks_out(info, &new, Some(old), cx)?;
+        Ok(new_key)
+    }
+
+    fn delete_row(&mut self, info: &RelInfo, key: &[u8], row: &[Datum], cx: &ExecCx, depth: usize) -> PgResult<()> {
+        // Lock first: a concurrent insert referencing this row waits on it.
+        if info.table.lock_and_fetch_latest(cx.txn, key)?.is_none() {
+            return Ok(());
+        }
+        self.fks_in(info, row, None, cx, depth)?;
+        info.table.delete(row, key, cx)
+    }
+}
+
+pub use crate::plan::Recheck;
+
+pub struct ModifyNode {
+    kind: ModifyKind,
+    rel: Arc<Relation>,
+    input: Option<Box<dyn Node>>,
+    update_cols: Vec<usize>,
+    on_conflict: Option<OnConflictPlan>,
+    returning: Vec<Expr>,
+    old_width: usize,
+    recheck: Option<Recheck>,
+    writer: Writer,
+    /// ON CONFLICT DO UPDATE may not touch a row twice in one statement.
+    conflict_updated: HashSet<Vec<u8>>,
+    output: std::vec::IntoIter<Row>,
+}
+
+impl ModifyNode {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        kind: ModifyKind,
+        rel: Arc<Relation>,
+        input: Box<dyn Node>,
+        update_cols: Vec<usize>,
+        on_conflict: Option<OnConflictPlan>,
+        returning: Vec<Expr>,
+        old_width: usize,
+        recheck: Option<Recheck>,
+    ) -> PgResult<ModifyNode> {
+        Ok(ModifyNode {
+            kind,
+            rel,
+            input: Some(input),
+            update_cols,
+            on_conflict,
+            returning,
+            old_width,
+            recheck,
+            writer: Writer { infos: HashMap::new() },
+            conflict_updated: HashSet::new(),
+            output: Vec::new().into_iter(),
+        })
+    }
+
+    fn emit(&self, row: &[Datum], out: &mut Vec<Row>, cx: &ExecCx) -> PgResult<()> {
+        cx.state.modified.set(cx.state.modified.get() + 1);
+        if !self.returning.is_empty() {
+            let mut r = Vec::with_capacity(self.returning.len());
+            for e in &self.returning {
+                r.push(eval(e, row, cx)?);
+            }
+            out.push(r);
+        }
+        Ok(())
+    }
+
+    fn run(&mut self, mut input: Box<dyn Node>, cx: &ExecCx) -> PgResult<Vec<Row>> {
+        // Read everything first: the statement must not see its own writes.
+        let mut rows = Vec::new();
+        while let Some(r) = input.next(cx)? {
+            rows.push(r);
+        }
+        drop(input);
+        let info = self.writer.info(self.rel.oid, cx)?;
+        let mut out = Vec::new();
+        match self.kind {
+            ModifyKind::Insert => {
+                for row in rows {
+                    cx.check()?;
+                    self.insert_one(&info, row, &mut out, cx)?;
+                }
+            }
+            ModifyKind::Update => {
+                let mut done: HashSet<Vec<u8>> = HashSet::new();
+                let ncols = self.old_width - 1;
+                for row in rows {
+                    cx.check()?;
+                    let Datum::Bytea(key) = &row[ncols] else { return Err(PgError::internal("row key missing")) };
+                    if !done.insert(key.to_vec()) {
+                        continue;
+                    }
+                    let old = row[..ncols].to_vec();
+                    let Some(latest) = info.table.lock_and_fetch_latest(cx.txn, key)? else { continue };
+                    let mut new = latest.clone();
+                    if rows_differ(&latest, &old) {
+                        // Changed since our snapshot: the new values were computed
+                        // from the old version; recompute the updated columns by
+                        // carrying over only the columns this statement sets.
+                        for (i, &c) in self.update_cols.iter().enumerate() {
+                            new[c] = row[self.old_width + i].clone();
+                        }
+                        if let Some(r) = self.recheck.as_ref() {
+                            if let Some(q) = &r.quals {
+                                if !eval_pred(q, &latest, cx)? {
+                                    continue;
+                                }
+                            }
+                            for (i, &c) in self.update_cols.iter().enumerate() {
+                                new[c] = eval(&r.set[i], &latest, cx)?;
+                            }
+                        }
+                    } else {
+                        for (i, &c) in self.update_cols.iter().enumerate() {
+                            new[c] = row[self.old_width + i].clone();
+                        }
+                    }
+                    self.writer.update_row(&info, key, &latest, new.clone(), cx, 0)?;
+                    self.emit(&new, &mut out, cx)?;
+                }
+            }
+            ModifyKind::Delete => {
+                let ncols = self.old_width - 1;
+                let mut done: HashSet<Vec<u8>> = HashSet::new();
+                for row in rows {
+                    cx.check()?;
+                    let Datum::Bytea(key) = &row[ncols] else { return Err(PgError::internal("row key missing")) };
+                    if !done.insert(key.to_vec()) {
+                        continue;
+                    }
+                    let Some(latest) = info.table.lock_and_fetch_latest(cx.txn, key)? else { continue };
+                    if rows_differ(&latest, &row[..ncols]) {
+                        if let Some(r) = self.recheck.as_ref() {
+                            if let Some(q) = &r.quals {
+                                if !eval_pred(q, &latest, cx)? {
+                                    continue;
+                                }
+                            }
+                        }
+                    }
+                    self.writer.fks_in(&info, &latest, None, cx, 0)?;
+                    info.table.delete(&latest, key, cx)?;
+                    self.emit(&latest, &mut out, cx)?;
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    fn insert_one(&mut self, info: &Rc<RelInfo>, row: Row, out: &mut Vec<Row>, cx: &ExecCx) -> PgResult<()> {
+        let Some(oc) = self.on_conflict.clone() else {
+            self.writer.insert_row(info, &row, cx)?;
+            return self.emit(&row, out, cx);
+        };
+        self.writer.check_row(info, &row, cx)?;
+        let key = info.table.new_row_key(&row, cx)?;
+        match info.table.find_conflict(&row, &key, cx, None)? {
+            None => {
+                self.writer.check_fks_out(info, &row, None, cx)?;
+                info.table.insert(&row, &key, cx)?;
+                self.emit(&row, out, cx)
+            }
+            Some((i, vals, existing_key)) => {
+                let arbiter_matches = oc.arbiter.map(|a| a == info.table.indexes[i].rel.oid).unwrap_or(true);
+                if !arbiter_matches {
+                    return Err(info.table.unique_violation(i, &vals, cx));
+                }
+                if !oc.do_update {
+                    return Ok(());
+                }
+                let Some(existing) = info.table.lock_and_fetch_latest(cx.txn, &existing_key)? else {
+                    return Ok(());
+                };
+                let mut both = existing.clone();
+                both.extend(row.iter().cloned());
+                if let Some(f) = &oc.filter {
+                    if !eval_pred(f, &both, cx)? {
+                        return Ok(());
+                    }
+                }
+                let mut new = existing.clone();
+                for (c, e) in &oc.set {
+                    new[*c] = eval(e, &both, cx)?;
+                }
+                if self.conflict_updated.contains(&existing_key) {
+                    return Err(PgError::new(
+                        sqlstate::CARDINALITY_VIOLATION,
+                        "ON CONFLICT DO UPDATE command cannot affect row a second time",
+                    )
+                    .with_hint("Ensure that no rows proposed for insertion within the same command have duplicate constrained values."));
+                }
+                let nk = self.writer.update_row(info, &existing_key, &existing, new.clone(), cx, 0)?;
+                self.conflict_updated.insert(nk);
+                self.emit(&new, out, cx)
+            }
+        }
+    }
+}
+
+fn rows_differ(a: &[Datum], b: &[Datum]) -> bool {
+    a.len() != b.len() || a.iter().zip(b).any(|(x, y)| x.is_null() != y.is_null() || !x.group_eq(y))
+}
+
+impl Node for ModifyNode {
+    fn next(&mut self, cx: &ExecCx) -> PgResult<Option<Row>> {
+        if let Some(input) = self.input.take() {
+            let out = self.run(input, cx)?;
+            self.output = out.into_iter();
+        }
+        Ok(self.output.next())
+    }
+}

@@ -1,0 +1,515 @@
+//! Table and index access: how a relation's rows and index entries are laid
+//! out in the key space (PostgreSQL's heapam/nbtree layer for Tusk).
+//!
+//! Row key: `D | storage id | primary key` for tables created with a
+//! primary key (the table is clustered on it), else `D | storage id |
+//! hidden row id`. Row value: the physical attributes (see `row`).
+//!
+//! Index entry key: `D | index storage id | index key`, plus the row key's
+//! suffix for non-unique indexes and for unique-index keys containing NULL
+//! (which never conflict). Entry value: the full row key.
+
+use std::sync::Arc;
+
+use tusk_storage::keys::{self, encode_key_datum, prefix_end, storage_prefix};
+use tusk_storage::row::{decode_row, encode_row};
+use tusk_storage::Txn;
+use tusk_types::{sqlstate, Datum, PgError, PgResult};
+
+use super::eval::eval;
+use super::ExecCx;
+use crate::catalog::{DbCatalog, Relation};
+use crate::expr::Expr;
+
+/// How many pairs one storage scan call fetches.
+pub const SCAN_BATCH: usize = 512;
+
+#[derive(Clone)]
+pub enum IndexColumn {
+    /// 0-based live column.
+    Column(usize),
+    Expr(Expr),
+}
+
+#[derive(Clone)]
+pub struct IndexAccess {
+    pub rel: Arc<Relation>,
+    pub cols: Vec<IndexColumn>,
+    pub unique: bool,
+    pub nulls_not_distinct: bool,
+    pub clustered: bool,
+    pub predicate: Option<Expr>,
+}
+
+/// A relation ready for row access.
+#[derive(Clone)]
+pub struct TableAccess {
+    pub rel: Arc<Relation>,
+    /// Physical position of each live column.
+    live: Vec<usize>,
+    /// Values of live columns missing from rows written before they were added.
+    missing: Vec<Datum>,
+    /// Live column positions of the clustered primary key.
+    pub pk_cols: Option<Vec<usize>>,
+    pub indexes: Vec<IndexAccess>,
+    prefix: Vec<u8>,
+}
+
+impl TableAccess {
+    /// Prepares access to `rel`; `compile` turns stored index expressions into row expressions.
+    pub fn new(rel: Arc<Relation>, catalog: &DbCatalog, compile: &mut dyn FnMut(&Relation, &str) -> PgResult<Expr>) -> PgResult<TableAccess> {
+        let mut live = Vec::new();
+        let mut missing = Vec::new();
+        for (i, c) in rel.columns.iter().enumerate() {
+            if c.dropped {
+                continue;
+            }
+            live.push(i);
+            let m = match &c.missing {
+                Some(bytes) => decode_row(bytes)?.into_iter().next().unwrap_or(Datum::Null),
+                None => Datum::Null,
+            };
+            missing.push(m);
+        }
+        let col_of = |attnum: i16| rel.live_columns().position(|(a, _)| a == attnum);
+        let mut pk_cols = None;
+        let mut indexes = Vec::new();
+        for idx in catalog.indexes_of(&rel) {
+            let info = idx.index.as_ref().expect("index relation has index info");
+            let mut cols = Vec::with_capacity(info.keys.len());
+            for k in &info.keys {
+                match &k.expr {
+                    Some(text) => cols.push(IndexColumn::Expr(compile(&rel, text)?)),
+                    None => cols.push(IndexColumn::Column(
+                        col_of(k.attnum).ok_or_else(|| PgError::internal("index column is dropped"))?,
+                    )),
+                }
+            }
+            if info.clustered {
+                pk_cols = Some(
+                    cols.iter()
+                        .map(|c| match c {
+                            IndexColumn::Column(i) => *i,
+                            IndexColumn::Expr(_) => 0,
+                        })
+                        .collect(),
+                );
+            }
+            let predicate = match &info.predicate {
+                Some(p) => Some(compile(&rel, p)?),
+                None => None,
+            };
+            indexes.push(IndexAccess {
+                rel: idx.clone(),
+                cols,
+                unique: info.unique,
+                nulls_not_distinct: info.nulls_not_distinct,
+                clustered: info.clustered,
+                predicate,
+            });
+        }
+        let prefix = storage_prefix(rel.storage_id);
+        Ok(TableAccess { rel, live, missing, pk_cols, indexes, prefix })
+    }
+
+    pub fn width(&self) -> usize {
+        self.live.len()
+    }
+
+    pub fn prefix(&self) -> &[u8] {
+        &self.prefix
+    }
+
+    /// Live-column row from a stored value.
+    pub fn decode(&self, value: &[u8]) -> PgResult<Vec<Datum>> {
+        let phys = decode_row(value)?;
+        let mut out = Vec::with_capacity(self.live.len() + 1);
+        for (i, &p) in self.live.iter().enumerate() {
+            out.push(match phys.get(p) {
+                Some(d) => d.clone(),
+                None => self.missing[i].clone(),
+            });
+        }
+        Ok(out)
+    }
+
+    /// Stored value for a live-column row.
+    pub fn encode(&self, row: &[Datum]) -> Vec<u8> {
+        let mut phys = vec![Datum::Null; self.rel.columns.len()];
+        for (i, &p) in self.live.iter().enumerate() {
+            phys[p] = row[i].clone();
+        }
+        encode_row(&phys)
+    }
+
+    /// The row key of a new row (assigning a hidden row id if unclustered).
+    pub fn new_row_key(&self, row: &[Datum], cx: &ExecCx) -> PgResult<Vec<u8>> {
+        match &self.pk_cols {
+            Some(cols) => self.pk_key(row, cols),
+            None => {
+                let id = cx.txn.engine().next_counter(b"rowid", 1, 1024, false)?;
+                let mut k = self.prefix.clone();
+                keys::encode_i64(&mut k, id as i64);
+                Ok(k)
+            }
+        }
+    }
+
+    fn pk_key(&self, row: &[Datum], cols: &[usize]) -> PgResult<Vec<u8>> {
+        let mut k = self.prefix.clone();
+        for &c in cols {
+            encode_key_datum(&mut k, &row[c])?;
+        }
+        Ok(k)
+    }
+
+    /// Whether an update changes the row's key.
+    pub fn key_changes(&self, old: &[Datum], new: &[Datum]) -> bool {
+        match &self.pk_cols {
+            Some(cols) => cols.iter().any(|&c| !old[c].group_eq(&new[c]) || std::mem::discriminant(&old[c]) != std::mem::discriminant(&new[c])),
+            None => false,
+        }
+    }
+
+    /// The key of the same row with a changed primary key.
+    pub fn updated_row_key(&self, old_key: &[u8], new: &[Datum]) -> PgResult<Vec<u8>> {
+        match &self.pk_cols {
+            Some(cols) => self.pk_key(new, cols),
+            None => Ok(old_key.to_vec()),
+        }
+    }
+
+    /// The encoded index key (without prefix) and whether it contains a NULL.
+    fn index_key(&self, idx: &IndexAccess, row: &[Datum], cx: &ExecCx) -> PgResult<(Vec<u8>, bool, Vec<Datum>)> {
+        let mut k = storage_prefix(idx.rel.storage_id);
+        let mut has_null = false;
+        let mut values = Vec::with_capacity(idx.cols.len());
+        for c in &idx.cols {
+            let v = match c {
+                IndexColumn::Column(i) => row[*i].clone(),
+                IndexColumn::Expr(e) => eval(e, row, cx)?,
+            };
+            has_null |= v.is_null();
+            encode_key_datum(&mut k, &v)?;
+            values.push(v);
+        }
+        Ok((k, has_null, values))
+    }
+
+    fn entry_key(&self, idx: &IndexAccess, key: Vec<u8>, has_null: bool, row_key: &[u8]) -> (Vec<u8>, bool) {
+        let unique_form = idx.unique && (!has_null || idx.nulls_not_distinct);
+        if unique_form {
+            (key, true)
+        } else {
+            let mut k = key;
+            k.extend_from_slice(&row_key[self.prefix.len()..]);
+            (k, false)
+        }
+    }
+
+    fn applies(&self, idx: &IndexAccess, row: &[Datum], cx: &ExecCx) -> PgResult<bool> {
+        match &idx.predicate {
+            Some(p) => super::eval::eval_pred(p, row, cx),
+            None => Ok(true),
+        }
+    }
+
+    /// Checks the row's unique indexes (and the clustered key) for a
+    /// conflicting committed or own row, locking the keys. Returns the
+    /// conflicting index and its key values, if any.
+    pub fn find_conflict(&self, row: &[Datum], row_key: &[u8], cx: &ExecCx, only: Option<u32>) -> PgResult<Option<(usize, Vec<Datum>, Vec<u8>)>> {
+        for (i, idx) in self.indexes.iter().enumerate() {
+            if !idx.unique || only.map(|o| o != idx.rel.oid).unwrap_or(false) || !self.applies(idx, row, cx)? {
+                continue;
+            }
+            if idx.clustered {
+                if let Some(_existing) = cx.txn.get_for_update(row_key)? {
+                    let vals = self.pk_cols.as_ref().map(|c| c.iter().map(|&i| row[i].clone()).collect()).unwrap_or_default();
+                    return Ok(Some((i, vals, row_key.to_vec())));
+                }
+                continue;
+            }
+            let (k, has_null, vals) = self.index_key(idx, row, cx)?;
+            if has_null && !idx.nulls_not_distinct {
+                continue;
+            }
+            if let Some(existing_row) = cx.txn.get_for_update(&k)? {
+                if existing_row != row_key {
+                    return Ok(Some((i, vals, existing_row)));
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    /// The unique-violation error for index `i`.
+    pub fn unique_violation(&self, i: usize, values: &[Datum], cx: &ExecCx) -> PgError {
+        let idx = &self.indexes[i];
+        let names: Vec<String> = idx
+            .cols
+            .iter()
+            .map(|c| match c {
+                IndexColumn::Column(i) => self.rel.live_columns().nth(*i).map(|(_, c)| c.name.clone()).unwrap_or_default(),
+                IndexColumn::Expr(_) => idx.rel.columns.get(0).map(|c| c.name.clone()).unwrap_or_default(),
+            })
+            .collect();
+        let settings = cx.env.settings();
+        let vals: Vec<String> = idx
+            .cols
+            .iter()
+            .zip(values)
+            .map(|(c, v)| {
+                let ty = match c {
+                    IndexColumn::Column(i) => self.rel.live_columns().nth(*i).map(|(_, c)| c.type_oid).unwrap_or(0),
+                    IndexColumn::Expr(e) => e.ty().oid,
+                };
+                if v.is_null() {
+                    "null".to_string()
+                } else {
+                    crate::functions::io::format_text(v, ty, &settings)
+                }
+            })
+            .collect();
+        PgError::new(sqlstate::UNIQUE_VIOLATION, format!("duplicate key value violates unique constraint \"{}\"", idx.rel.name))
+            .with_detail(format!("Key ({})=({}) already exists.", names.join(", "), vals.join(", ")))
+            .with_constraint(&idx.rel.name)
+            .with_table(cx.catalog.namespace_name(self.rel.namespace), &self.rel.name)
+    }
+
+    /// Writes a new row and its index entries. The caller has checked conflicts.
+    pub fn insert(&self, row: &[Datum], row_key: &[u8], cx: &ExecCx) -> PgResult<()> {
+        cx.txn.put(row_key, &self.encode(row))?;
+        for idx in &self.indexes {
+            if idx.clustered || !self.applies(idx, row, cx)? {
+                continue;
+            }
+            let (k, has_null, _) = self.index_key(idx, row, cx)?;
+            let (entry, _) = self.entry_key(idx, k, has_null, row_key);
+            cx.txn.put(&entry, row_key)?;
+        }
+        Ok(())
+    }
+
+    /// Removes a row and its index entries.
+    pub fn delete(&self, row: &[Datum], row_key: &[u8], cx: &ExecCx) -> PgResult<()> {
+        cx.txn.delete(row_key)?;
+        for idx in &self.indexes {
+            if idx.clustered || !self.applies(idx, row, cx)? {
+                continue;
+            }
+            let (k, has_null, _) = self.index_key(idx, row, cx)?;
+            let (entry, unique_form) = self.entry_key(idx, k, has_null, row_key);
+            if unique_form {
+                // Only remove the entry if it still points at this row.
+                if cx.txn.get(&entry)?.as_deref() == Some(row_key) {
+                    cx.txn.delete(&entry)?;
+                }
+            } else {
+                cx.txn.delete(&entry)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Rewrites a row in place (same key), updating index entries whose keys changed.
+    pub fn update_in_place(&self, old: &[Datum], new: &[Datum], row_key: &[u8], cx: &ExecCx) -> PgResult<()> {
+        cx.txn.put(row_key, &self.encode(new))?;
+        for idx in &self.indexes {
+            if idx.clustered {
+                continue;
+            }
+            let old_applies = self.applies(idx, old, cx)?;
+            let new_applies = self.applies(idx, new, cx)?;
+            let (ok, onull, _) = self.index_key(idx, old, cx)?;
+            let (nk, nnull, _) = self.index_key(idx, new, cx)?;
+            if old_applies && new_applies && ok == nk {
+                continue;
+            }
+            if old_applies {
+                let (entry, unique_form) = self.entry_key(idx, ok, onull, row_key);
+                if !unique_form || cx.txn.get(&entry)?.as_deref() == Some(row_key) {
+                    cx.txn.delete(&entry)?;
+                }
+            }
+            if new_applies {
+                let (entry, _) = self.entry_key(idx, nk, nnull, row_key);
+                cx.txn.put(&entry, row_key)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads the row stored under `row_key` as of the statement snapshot.
+    pub fn fetch(&self, txn: &Txn, row_key: &[u8]) -> PgResult<Option<Vec<Datum>>> {
+        match txn.get(row_key)? {
+            Some(v) => Ok(Some(self.decode(&v)?)),
+            None => Ok(None),
+        }
+    }
+
+    /// Locks the row and reads its newest committed version (see `Txn::get_for_update`).
+    pub fn lock_and_fetch_latest(&self, txn: &Txn, row_key: &[u8]) -> PgResult<Option<Vec<Datum>>> {
+        match txn.get_for_update(row_key)? {
+            Some(v) => Ok(Some(self.decode(&v)?)),
+            None => Ok(None),
+        }
+    }
+
+    /// Whether any row has these values in the given columns (FK checks),
+    /// using the clustered key or a unique index on exactly those columns.
+    pub fn lookup_key(&self, cols: &[usize], values: &[Datum], cx: &ExecCx, lock: bool) -> PgResult<Option<Vec<u8>>> {
+        if let Some(pk) = &self.pk_cols {
+            if pk == cols {
+                let k = self.pk_key_values(values)?;
+                let found = if lock { cx.txn.lock_shared(&k)? } else { cx.txn.get(&k)? };
+                return Ok(found.map(|_| k));
+            }
+        }
+        for idx in &self.indexes {
+            if idx.clustered || !idx.unique || idx.predicate.is_some() {
+                continue;
+            }
+            let idx_cols: Vec<usize> = idx.cols.iter().filter_map(|c| if let IndexColumn::Column(i) = c { Some(*i) } else { None }).collect();
+            if idx_cols.len() != idx.cols.len() || idx_cols != cols {
+                continue;
+            }
+            let mut k = storage_prefix(idx.rel.storage_id);
+            for v in values {
+                encode_key_datum(&mut k, v)?;
+            }
+            if let Some(row_key) = cx.txn.get(&k)? {
+                if lock && cx.txn.lock_shared(&row_key)?.is_none() {
+                    return Ok(None);
+                }
+                return Ok(Some(row_key));
+            }
+            return Ok(None);
+        }
+        // No suitable key: scan (tables referenced by foreign keys always have one).
+        let mut lower = self.prefix.clone();
+        let upper = prefix_end(&self.prefix);
+        loop {
+            let batch = cx.txn.scan(&lower, &upper, false, SCAN_BATCH)?;
+            let n = batch.len();
+            for (k, v) in &batch {
+                let row = self.decode(v)?;
+                if cols.iter().zip(values).all(|(&c, v)| row[c].group_eq(v)) {
+                    return Ok(Some(k.to_vec()));
+                }
+            }
+            if n < SCAN_BATCH {
+                return Ok(None);
+            }
+            lower = batch.last().map(|(k, _)| k.to_vec()).unwrap_or_default();
+            lower.push(0);
+        }
+    }
+
+    fn pk_key_values(&self, values: &[Datum]) -> PgResult<Vec<u8>> {
+        let mut k = self.prefix.clone();
+        for v in values {
+            encode_key_datum(&mut k, v)?;
+        }
+        Ok(k)
+    }
+
+    /// All rows whose `cols` equal `values` (for foreign key actions),
+    /// through an index whose leading columns are `cols` when there is one.
+    pub fn find_rows(&self, cols: &[usize], values: &[Datum], cx: &ExecCx) -> PgResult<Vec<(Vec<u8>, Vec<Datum>)>> {
+        let mut out = Vec::new();
+        // Through a secondary index with these leading columns.
+        for idx in &self.indexes {
+            if idx.clustered || idx.predicate.is_some() || idx.cols.len() < cols.len() {
+                continue;
+            }
+            let lead: Vec<Option<usize>> = idx.cols[..cols.len()].iter().map(|c| if let IndexColumn::Column(i) = c { Some(*i) } else { None }).collect();
+            if lead.iter().zip(cols).any(|(l, c)| *l != Some(*c)) {
+                continue;
+            }
+            let mut p = storage_prefix(idx.rel.storage_id);
+            for v in values {
+                encode_key_datum(&mut p, v)?;
+            }
+            let end = prefix_end(&p);
+            let mut lower = p.clone();
+            loop {
+                let batch = cx.txn.scan(&lower, &end, false, SCAN_BATCH)?;
+                let n = batch.len();
+                for (_, row_key) in &batch {
+                    if let Some(row) = self.fetch(cx.txn, row_key)? {
+                        if cols.iter().zip(values).all(|(&c, v)| row[c].group_eq(v)) {
+                            out.push((row_key.to_vec(), row));
+                        }
+                    }
+                }
+                if n < SCAN_BATCH {
+                    return Ok(out);
+                }
+                lower = batch.last().map(|(k, _)| k.to_vec()).unwrap_or_default();
+                lower.push(0);
+            }
+        }
+        let mut lower = self.prefix.clone();
+        let upper = prefix_end(&self.prefix);
+        loop {
+            let batch = cx.txn.scan(&lower, &upper, false, SCAN_BATCH)?;
+            let n = batch.len();
+            for (k, v) in &batch {
+                let row = self.decode(v)?;
+                if cols.iter().zip(values).all(|(&c, v)| row[c].group_eq(v)) {
+                    out.push((k.to_vec(), row));
+                }
+            }
+            if n < SCAN_BATCH {
+                return Ok(out);
+            }
+            lower = batch.last().map(|(k, _)| k.to_vec()).unwrap_or_default();
+            lower.push(0);
+        }
+    }
+}
+
+impl TableAccess {
+    /// Adds one index's entry for an existing row (CREATE INDEX, ADD
+    /// CONSTRAINT), failing on duplicates of a unique index as PostgreSQL's
+    /// index build does.
+    pub fn add_index_entry(&self, i: usize, row: &[Datum], row_key: &[u8], cx: &ExecCx) -> PgResult<()> {
+        let idx = &self.indexes[i];
+        if !self.applies(idx, row, cx)? {
+            return Ok(());
+        }
+        let (k, has_null, vals) = self.index_key(idx, row, cx)?;
+        let (entry, unique_form) = self.entry_key(idx, k, has_null, row_key);
+        if unique_form {
+            if let Some(existing) = cx.txn.get_for_update(&entry)? {
+                if existing != row_key {
+                    let err = self.unique_violation(i, &vals, cx);
+                    let detail = err.detail.clone().unwrap_or_default().replace("already exists.", "is duplicated.");
+                    return Err(PgError::new(sqlstate::UNIQUE_VIOLATION, format!("could not create unique index \"{}\"", idx.rel.name))
+                        .with_detail(detail)
+                        .with_constraint(&idx.rel.name));
+                }
+            }
+        }
+        cx.txn.put(&entry, row_key)
+    }
+
+    /// Every (row key, row) of the table, as of the statement snapshot.
+    pub fn scan_all(&self, cx: &ExecCx, f: &mut dyn FnMut(&[u8], Vec<Datum>) -> PgResult<()>) -> PgResult<()> {
+        let mut lower = self.prefix.clone();
+        let upper = prefix_end(&self.prefix);
+        loop {
+            cx.check()?;
+            let batch = cx.txn.scan(&lower, &upper, false, SCAN_BATCH)?;
+            let n = batch.len();
+            for (k, v) in &batch {
+                f(k, self.decode(v)?)?;
+            }
+            if n < SCAN_BATCH {
+                return Ok(());
+            }
+            lower = batch.last().map(|(k, _)| k.to_vec()).unwrap_or_default();
+            lower.push(0);
+        }
+    }
+}

@@ -1,0 +1,372 @@
+//! Typed expressions: what the analyzer produces from raw parse trees, the
+//! planner rewrites (column references become row positions, sublinks
+//! become subplans), and the executor evaluates.
+//!
+//! Every node knows its result type. Functions and operators are already
+//! resolved to a built-in implementation; casts to a conversion.
+
+use std::sync::Arc;
+
+use tusk_types::{Datum, Oid, SqlType};
+
+use crate::functions::{AggregateKind, ScalarFn};
+use crate::plan::Plan;
+use crate::query::Query;
+
+/// A column of a range table entry, possibly of an enclosing query.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Var {
+    /// Index into the query's range table.
+    pub rte: usize,
+    /// 0-based column index within that entry.
+    pub col: usize,
+    /// 0 = this query, 1 = the immediately enclosing query, ...
+    pub levels_up: u32,
+    pub ty: SqlType,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BoolOp {
+    And,
+    Or,
+    Not,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BoolTestKind {
+    IsTrue,
+    IsNotTrue,
+    IsFalse,
+    IsNotFalse,
+    IsUnknown,
+    IsNotUnknown,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SubLinkKind {
+    Exists,
+    /// A scalar subquery: one column, at most one row.
+    Expr,
+    /// `x op ANY (subquery)` / `x IN (subquery)`
+    Any,
+    /// `x op ALL (subquery)`
+    All,
+    /// ARRAY(subquery)
+    Array,
+}
+
+/// A resolved function: which built-in, and how to run it.
+#[derive(Clone)]
+pub struct FuncRef {
+    pub oid: Oid,
+    pub name: Arc<str>,
+    pub imp: ScalarFn,
+    pub strict: bool,
+    /// 'i', 's' or 'v' as pg_proc.provolatile.
+    pub volatility: char,
+}
+
+impl std::fmt::Debug for FuncRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}#{}", self.name, self.oid)
+    }
+}
+
+impl PartialEq for FuncRef {
+    fn eq(&self, other: &Self) -> bool {
+        self.oid == other.oid
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct AggCall {
+    pub oid: Oid,
+    pub name: Arc<str>,
+    pub kind: AggregateKind,
+    pub args: Vec<Expr>,
+    pub arg_types: Vec<SqlType>,
+    pub distinct: bool,
+    /// count(*)
+    pub star: bool,
+    pub filter: Option<Box<Expr>>,
+    /// ORDER BY inside the call: (expression, descending, nulls first).
+    pub order_by: Vec<(Expr, bool, bool)>,
+    pub ty: SqlType,
+}
+
+/// How a cast converts at run time.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CastSpec {
+    pub from: SqlType,
+    pub to: SqlType,
+    /// Explicit casts truncate varchar/bpchar silently; assignment casts raise errors.
+    pub explicit: bool,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Expr {
+    Const(Datum, SqlType),
+    /// `$n` (0-based index), bound at execution.
+    Param(usize, SqlType),
+    Var(Var),
+    Func { func: FuncRef, args: Vec<Expr>, ty: SqlType },
+    Agg(Box<AggCall>),
+    Cast { arg: Box<Expr>, spec: CastSpec },
+    Bool { op: BoolOp, args: Vec<Expr> },
+    NullTest { arg: Box<Expr>, is_null: bool },
+    BoolTest { arg: Box<Expr>, kind: BoolTestKind },
+    /// CASE [arg] WHEN ... : with an arg, each `when` is an equality test
+    /// against `CaseTest`, which evaluates to the arg's value.
+    Case { arg: Option<Box<Expr>>, whens: Vec<(Expr, Expr)>, default: Box<Expr>, ty: SqlType },
+    CaseTest(SqlType),
+    Coalesce { args: Vec<Expr>, ty: SqlType },
+    /// GREATEST (is_greatest) / LEAST, with the type's comparison.
+    MinMax { is_greatest: bool, args: Vec<Expr>, ty: SqlType },
+    /// NULLIF(a, b): `eq` compares a and b.
+    NullIf { args: Box<(Expr, Expr)>, eq: FuncRef, ty: SqlType },
+    /// `a IS [NOT] DISTINCT FROM b`: `eq` compares non-null values.
+    Distinct { args: Box<(Expr, Expr)>, eq: FuncRef, negated: bool },
+    /// `scalar op ANY/ALL (array)`, and IN lists.
+    ScalarArrayOp { op: FuncRef, any: bool, args: Box<(Expr, Expr)> },
+    /// A subquery in an expression, before planning.
+    SubLink { kind: SubLinkKind, test: Option<Box<Expr>>, op: Option<FuncRef>, query: Box<Query>, ty: SqlType },
+    Row { args: Vec<Expr>, ty: SqlType },
+    Array { elem: SqlType, elements: Vec<Expr>, ty: SqlType },
+    /// `arr[i]` / `arr[i:j]` subscripting.
+    Subscript { arg: Box<Expr>, indexes: Vec<(Option<Expr>, Option<Expr>)>, slice: bool, ty: SqlType },
+    /// A field of a composite value: `(row).field`, by position.
+    FieldSelect { arg: Box<Expr>, field: usize, ty: SqlType },
+
+    // -- Only after planning --
+    /// A column of the node's input row.
+    Column(usize, SqlType),
+    /// A value passed into a subplan by its enclosing plan (correlation).
+    OuterParam(usize, SqlType),
+    SubPlan(Box<SubPlan>),
+}
+
+/// A planned subquery inside an expression.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SubPlan {
+    pub kind: SubLinkKind,
+    pub plan: Arc<Plan>,
+    /// Expressions, in the enclosing row's context, whose values become the
+    /// subplan's `OuterParam`s. Empty when uncorrelated: the result is then
+    /// computed once and reused.
+    pub args: Vec<Expr>,
+    pub test: Option<Box<Expr>>,
+    pub op: Option<FuncRef>,
+    pub ty: SqlType,
+    /// Unique id within the statement, for result caching.
+    pub id: usize,
+}
+
+impl Expr {
+    pub fn ty(&self) -> SqlType {
+        match self {
+            Expr::Const(_, t) | Expr::Param(_, t) | Expr::CaseTest(t) | Expr::Column(_, t) | Expr::OuterParam(_, t) => *t,
+            Expr::Var(v) => v.ty,
+            Expr::Func { ty, .. } => *ty,
+            Expr::Agg(a) => a.ty,
+            Expr::Cast { spec, .. } => spec.to,
+            Expr::Bool { .. } | Expr::NullTest { .. } | Expr::BoolTest { .. } | Expr::Distinct { .. } | Expr::ScalarArrayOp { .. } => {
+                SqlType::new(tusk_types::oid::BOOL)
+            }
+            Expr::Case { ty, .. }
+            | Expr::Coalesce { ty, .. }
+            | Expr::MinMax { ty, .. }
+            | Expr::NullIf { ty, .. }
+            | Expr::SubLink { ty, .. }
+            | Expr::Row { ty, .. }
+            | Expr::Array { ty, .. }
+            | Expr::Subscript { ty, .. }
+            | Expr::FieldSelect { ty, .. } => *ty,
+            Expr::SubPlan(s) => s.ty,
+        }
+    }
+
+    pub fn null(ty: SqlType) -> Expr {
+        Expr::Const(Datum::Null, ty)
+    }
+
+    pub fn bool_const(b: bool) -> Expr {
+        Expr::Const(Datum::Bool(b), SqlType::new(tusk_types::oid::BOOL))
+    }
+
+    pub fn is_const(&self) -> bool {
+        matches!(self, Expr::Const(..))
+    }
+
+    /// Visits this expression and its sub-expressions (not into sublink queries).
+    pub fn walk(&self, f: &mut dyn FnMut(&Expr)) {
+        f(self);
+        self.for_each_child(&mut |c| c.walk(f));
+    }
+
+    pub fn for_each_child(&self, f: &mut dyn FnMut(&Expr)) {
+        match self {
+            Expr::Const(..) | Expr::Param(..) | Expr::Var(_) | Expr::CaseTest(_) | Expr::Column(..) | Expr::OuterParam(..) => {}
+            Expr::Func { args, .. }
+            | Expr::Bool { args, .. }
+            | Expr::Coalesce { args, .. }
+            | Expr::MinMax { args, .. }
+            | Expr::Row { args, .. } => args.iter().for_each(f),
+            Expr::Array { elements, .. } => elements.iter().for_each(f),
+            Expr::Agg(a) => {
+                a.args.iter().for_each(&mut *f);
+                if let Some(x) = &a.filter {
+                    f(x);
+                }
+                for (e, _, _) in &a.order_by {
+                    f(e);
+                }
+            }
+            Expr::Cast { arg, .. } | Expr::NullTest { arg, .. } | Expr::BoolTest { arg, .. } | Expr::FieldSelect { arg, .. } => f(arg),
+            Expr::Case { arg, whens, default, .. } => {
+                if let Some(a) = arg {
+                    f(a);
+                }
+                for (w, t) in whens {
+                    f(w);
+                    f(t);
+                }
+                f(default);
+            }
+            Expr::NullIf { args, .. } | Expr::Distinct { args, .. } | Expr::ScalarArrayOp { args, .. } => {
+                f(&args.0);
+                f(&args.1);
+            }
+            Expr::SubLink { test, .. } => {
+                if let Some(t) = test {
+                    f(t);
+                }
+            }
+            Expr::Subscript { arg, indexes, .. } => {
+                f(arg);
+                for (a, b) in indexes {
+                    if let Some(a) = a {
+                        f(a);
+                    }
+                    if let Some(b) = b {
+                        f(b);
+                    }
+                }
+            }
+            Expr::SubPlan(s) => {
+                s.args.iter().for_each(&mut *f);
+                if let Some(t) = &s.test {
+                    f(t);
+                }
+            }
+        }
+    }
+
+    /// Rebuilds the expression bottom-up: `f` sees each node after its
+    /// children were rewritten and may replace it.
+    pub fn rewrite(self, f: &mut dyn FnMut(Expr) -> Expr) -> Expr {
+        let e = self.map_children(&mut |c| c.rewrite(f));
+        f(e)
+    }
+
+    /// Fallible variant of `rewrite` that can stop descending: `f` returns
+    /// Ok(Err(expr)) to keep going into children, Ok(Ok(expr)) to replace the node as is.
+    pub fn try_map_children<E>(self, f: &mut dyn FnMut(Expr) -> Result<Expr, E>) -> Result<Expr, E> {
+        let mut err = None;
+        let out = self.map_children(&mut |c| {
+            if err.is_some() {
+                return c;
+            }
+            match f(c) {
+                Ok(e) => e,
+                Err(e) => {
+                    err = Some(e);
+                    Expr::null(SqlType::new(0))
+                }
+            }
+        });
+        match err {
+            Some(e) => Err(e),
+            None => Ok(out),
+        }
+    }
+
+    pub fn map_children(self, f: &mut dyn FnMut(Expr) -> Expr) -> Expr {
+        let map_vec = |v: Vec<Expr>, f: &mut dyn FnMut(Expr) -> Expr| v.into_iter().map(|e| f(e)).collect::<Vec<_>>();
+        match self {
+            e @ (Expr::Const(..) | Expr::Param(..) | Expr::Var(_) | Expr::CaseTest(_) | Expr::Column(..) | Expr::OuterParam(..)) => e,
+            Expr::Func { func, args, ty } => Expr::Func { func, args: map_vec(args, f), ty },
+            Expr::Bool { op, args } => Expr::Bool { op, args: map_vec(args, f) },
+            Expr::Coalesce { args, ty } => Expr::Coalesce { args: map_vec(args, f), ty },
+            Expr::MinMax { is_greatest, args, ty } => Expr::MinMax { is_greatest, args: map_vec(args, f), ty },
+            Expr::Row { args, ty } => Expr::Row { args: map_vec(args, f), ty },
+            Expr::Array { elem, elements, ty } => Expr::Array { elem, elements: map_vec(elements, f), ty },
+            Expr::Agg(mut a) => {
+                a.args = map_vec(std::mem::take(&mut a.args), f);
+                a.filter = a.filter.map(|x| Box::new(f(*x)));
+                a.order_by = std::mem::take(&mut a.order_by).into_iter().map(|(e, d, n)| (f(e), d, n)).collect();
+                Expr::Agg(a)
+            }
+            Expr::Cast { arg, spec } => Expr::Cast { arg: Box::new(f(*arg)), spec },
+            Expr::NullTest { arg, is_null } => Expr::NullTest { arg: Box::new(f(*arg)), is_null },
+            Expr::BoolTest { arg, kind } => Expr::BoolTest { arg: Box::new(f(*arg)), kind },
+            Expr::FieldSelect { arg, field, ty } => Expr::FieldSelect { arg: Box::new(f(*arg)), field, ty },
+            Expr::Case { arg, whens, default, ty } => Expr::Case {
+                arg: arg.map(|a| Box::new(f(*a))),
+                whens: whens.into_iter().map(|(w, t)| (f(w), f(t))).collect(),
+                default: Box::new(f(*default)),
+                ty,
+            },
+            Expr::NullIf { args, eq, ty } => {
+                let (a, b) = *args;
+                Expr::NullIf { args: Box::new((f(a), f(b))), eq, ty }
+            }
+            Expr::Distinct { args, eq, negated } => {
+                let (a, b) = *args;
+                Expr::Distinct { args: Box::new((f(a), f(b))), eq, negated }
+            }
+            Expr::ScalarArrayOp { op, any, args } => {
+                let (a, b) = *args;
+                Expr::ScalarArrayOp { op, any, args: Box::new((f(a), f(b))) }
+            }
+            Expr::SubLink { kind, test, op, query, ty } => {
+                Expr::SubLink { kind, test: test.map(|t| Box::new(f(*t))), op, query, ty }
+            }
+            Expr::Subscript { arg, indexes, slice, ty } => Expr::Subscript {
+                arg: Box::new(f(*arg)),
+                indexes: indexes.into_iter().map(|(a, b)| (a.map(&mut *f), b.map(&mut *f))).collect(),
+                slice,
+                ty,
+            },
+            Expr::SubPlan(mut s) => {
+                s.args = map_vec(std::mem::take(&mut s.args), f);
+                s.test = s.test.map(|t| Box::new(f(*t)));
+                Expr::SubPlan(s)
+            }
+        }
+    }
+
+    /// Whether any node satisfies `pred` (not looking inside sublink queries).
+    pub fn any(&self, pred: &mut dyn FnMut(&Expr) -> bool) -> bool {
+        let mut found = false;
+        self.walk(&mut |e| {
+            if !found && pred(e) {
+                found = true;
+            }
+        });
+        found
+    }
+
+    pub fn contains_agg(&self) -> bool {
+        self.any(&mut |e| matches!(e, Expr::Agg(_)))
+    }
+
+    /// Whether evaluating the expression can give different results for the
+    /// same inputs (volatile functions), so it must not be pre-computed.
+    pub fn is_volatile(&self) -> bool {
+        self.any(&mut |e| match e {
+            Expr::Func { func, .. } => func.volatility == 'v',
+            Expr::SubLink { .. } | Expr::SubPlan(_) => true,
+            _ => false,
+        })
+    }
+}

@@ -1,0 +1,535 @@
+//! Type input and output: every built-in type's text form (the *in/*out
+//! functions) and binary form (*recv/*send), dispatching to the type
+//! modules of tusk-types under the session's settings.
+
+use std::sync::Arc;
+
+use tusk_types::array::{format_array, parse_array, Array};
+use tusk_types::datetime as dt;
+use tusk_types::float::{format_float4, format_float8, parse_float4, parse_float8};
+use tusk_types::numeric::Numeric;
+use tusk_types::oid::{self, Oid};
+use tusk_types::{sqlstate, Datum, PgError, PgResult, SqlType};
+
+use crate::catalog::builtins;
+use crate::settings::Settings;
+
+const VARHDRSZ: i32 = 4;
+
+fn type_display(t: Oid) -> String {
+    crate::analyzer::types::format_type(builtins(), t, -1)
+}
+
+fn invalid(t: Oid, s: &str) -> PgError {
+    PgError::new(sqlstate::INVALID_TEXT_REPRESENTATION, format!("invalid input syntax for type {}: \"{}\"", type_display(t), s))
+}
+
+// ---------------------------------------------------------------- text output
+
+/// The text form of a non-null datum of type `ty`.
+pub fn format_text(d: &Datum, ty: Oid, settings: &Settings) -> String {
+    let mut buf = Vec::new();
+    write_text(&mut buf, d, ty, settings);
+    String::from_utf8(buf).unwrap_or_default()
+}
+
+/// Appends the text form of `d` to `buf`.
+pub fn write_text(buf: &mut Vec<u8>, d: &Datum, ty: Oid, settings: &Settings) {
+    use std::io::Write;
+    match d {
+        Datum::Null => {}
+        Datum::Text(s) | Datum::Json(s) => buf.extend_from_slice(s.as_bytes()),
+        Datum::Int4(v) => {
+            let _ = write!(buf, "{v}");
+        }
+        Datum::Int8(v) => {
+            let _ = write!(buf, "{v}");
+        }
+        Datum::Int2(v) => {
+            let _ = write!(buf, "{v}");
+        }
+        Datum::Bool(b) => buf.push(if *b { b't' } else { b'f' }),
+        Datum::Float8(v) => buf.extend_from_slice(format_float8(*v, settings.extra_float_digits).as_bytes()),
+        Datum::Float4(v) => buf.extend_from_slice(format_float4(*v, settings.extra_float_digits).as_bytes()),
+        Datum::Numeric(n) => {
+            let _ = write!(buf, "{n}");
+        }
+        Datum::Oid(v) => match ty {
+            oid::REGTYPE => buf.extend_from_slice(regtype_name(*v).as_bytes()),
+            oid::REGPROC | oid::REGPROCEDURE => match builtins().proc(*v) {
+                Some(p) => buf.extend_from_slice(p.name.as_bytes()),
+                None => {
+                    let _ = write!(buf, "{v}");
+                }
+            },
+            _ => {
+                let _ = write!(buf, "{v}");
+            }
+        },
+        Datum::Char(c) => {
+            if *c != 0 {
+                buf.push(*c)
+            }
+        }
+        Datum::Bytea(b) => {
+            if settings.bytea_output_hex {
+                buf.extend_from_slice(b"\\x");
+                buf.extend_from_slice(hex::encode(b.as_ref()).as_bytes());
+            } else {
+                buf.extend_from_slice(bytea_escape(b).as_bytes());
+            }
+        }
+        Datum::Uuid(u) => {
+            let s = uuid::Uuid::from_bytes(*u).hyphenated().to_string();
+            buf.extend_from_slice(s.as_bytes());
+        }
+        Datum::Date(v) => buf.extend_from_slice(dt::date_out(*v, &settings.datetime).as_bytes()),
+        Datum::Time(v) => buf.extend_from_slice(dt::time_out(*v).as_bytes()),
+        Datum::TimeTz(t, z) => buf.extend_from_slice(dt::timetz_out(dt::TimeTz { time: *t, zone: *z }).as_bytes()),
+        Datum::Timestamp(v) => buf.extend_from_slice(dt::timestamp_out(*v, &settings.datetime).unwrap_or_default().as_bytes()),
+        Datum::TimestampTz(v) => buf.extend_from_slice(dt::timestamptz_out(*v, &settings.datetime).unwrap_or_default().as_bytes()),
+        Datum::Interval(i) => buf.extend_from_slice(dt::interval_out(i, settings.datetime.interval_style).as_bytes()),
+        Datum::Array(a) => {
+            let elem = if a.element_type != 0 { a.element_type } else { builtins().element_of(ty) };
+            let delim = builtins().type_info(elem).map(|t| t.delim).unwrap_or(',');
+            let s = format_array(a, delim, &mut |e| format_text(e, elem, settings));
+            buf.extend_from_slice(s.as_bytes());
+        }
+        Datum::Record(fields) => {
+            buf.push(b'(');
+            for (i, f) in fields.iter().enumerate() {
+                if i > 0 {
+                    buf.push(b',');
+                }
+                if f.is_null() {
+                    continue;
+                }
+                let s = format_text(f, guess_type(f), settings);
+                let needs_quote = s.is_empty() || s.chars().any(|c| matches!(c, ',' | '(' | ')' | '"' | '\\') || c.is_ascii_whitespace());
+                if needs_quote {
+                    buf.push(b'"');
+                    for c in s.chars() {
+                        if c == '"' || c == '\\' {
+                            let mut tmp = [0u8; 4];
+                            buf.extend_from_slice(c.encode_utf8(&mut tmp).as_bytes());
+                        }
+                        let mut tmp = [0u8; 4];
+                        buf.extend_from_slice(c.encode_utf8(&mut tmp).as_bytes());
+                    }
+                    buf.push(b'"');
+                } else {
+                    buf.extend_from_slice(s.as_bytes());
+                }
+            }
+            buf.push(b')');
+        }
+    }
+}
+
+/// The type to print a record field with (records do not carry field types).
+fn guess_type(d: &Datum) -> Oid {
+    match d {
+        Datum::Bool(_) => oid::BOOL,
+        Datum::Int2(_) => oid::INT2,
+        Datum::Int4(_) => oid::INT4,
+        Datum::Int8(_) => oid::INT8,
+        Datum::Float4(_) => oid::FLOAT4,
+        Datum::Float8(_) => oid::FLOAT8,
+        Datum::Numeric(_) => oid::NUMERIC,
+        Datum::Bytea(_) => oid::BYTEA,
+        Datum::Date(_) => oid::DATE,
+        Datum::Time(_) => oid::TIME,
+        Datum::TimeTz(..) => oid::TIMETZ,
+        Datum::Timestamp(_) => oid::TIMESTAMP,
+        Datum::TimestampTz(_) => oid::TIMESTAMPTZ,
+        Datum::Interval(_) => oid::INTERVAL,
+        Datum::Uuid(_) => oid::UUID,
+        Datum::Oid(_) => oid::OID,
+        Datum::Char(_) => oid::CHAR,
+        Datum::Array(a) => builtins().array_of(a.element_type),
+        Datum::Record(_) => oid::RECORD,
+        _ => oid::TEXT,
+    }
+}
+
+fn regtype_name(t: Oid) -> String {
+    if builtins().type_info(t).is_none() {
+        return t.to_string();
+    }
+    crate::analyzer::types::format_type(builtins(), t, -1)
+}
+
+/// bytea's escape output format.
+pub fn bytea_escape(b: &[u8]) -> String {
+    let mut s = String::with_capacity(b.len());
+    for &c in b {
+        if c == b'\\' {
+            s.push_str("\\\\");
+        } else if !(0x20..0x7f).contains(&c) {
+            s.push_str(&format!("\\{:03o}", c));
+        } else {
+            s.push(c as char);
+        }
+    }
+    s
+}
+
+// ---------------------------------------------------------------- text input
+
+/// Parses bytea input (hex `\x...` or escape format).
+pub fn parse_bytea(s: &str) -> PgResult<Datum> {
+    if let Some(h) = s.strip_prefix("\\x") {
+        let clean: String = h.chars().filter(|c| !c.is_ascii_whitespace()).collect();
+        if clean.len() % 2 == 1 {
+            return Err(PgError::new(sqlstate::INVALID_PARAMETER_VALUE, "invalid hexadecimal data: odd number of digits"));
+        }
+        for c in clean.chars() {
+            if !c.is_ascii_hexdigit() {
+                return Err(PgError::new(sqlstate::INVALID_PARAMETER_VALUE, format!("invalid hexadecimal digit: \"{c}\"")));
+            }
+        }
+        return Ok(Datum::bytea(hex::decode(clean).expect("validated hex")));
+    }
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] != b'\\' {
+            out.push(b[i]);
+            i += 1;
+        } else if i + 1 < b.len() && b[i + 1] == b'\\' {
+            out.push(b'\\');
+            i += 2;
+        } else if i + 3 < b.len()
+            && (b'0'..=b'3').contains(&b[i + 1])
+            && (b'0'..=b'7').contains(&b[i + 2])
+            && (b'0'..=b'7').contains(&b[i + 3])
+        {
+            out.push((b[i + 1] - b'0') * 64 + (b[i + 2] - b'0') * 8 + (b[i + 3] - b'0'));
+            i += 4;
+        } else {
+            return Err(PgError::new(sqlstate::INVALID_TEXT_REPRESENTATION, "invalid input syntax for type bytea"));
+        }
+    }
+    Ok(Datum::bytea(out))
+}
+
+fn parse_int(s: &str, t: Oid) -> PgResult<i64> {
+    let trimmed = s.trim_matches(|c: char| c.is_ascii_whitespace());
+    let (neg, digits) = match trimmed.as_bytes().first() {
+        Some(b'-') => (true, &trimmed[1..]),
+        Some(b'+') => (false, &trimmed[1..]),
+        _ => (false, trimmed),
+    };
+    if digits.is_empty() || !digits.bytes().all(|c| c.is_ascii_digit()) {
+        return Err(invalid(t, s));
+    }
+    let out_of_range = || {
+        PgError::new(
+            sqlstate::NUMERIC_VALUE_OUT_OF_RANGE,
+            format!("value \"{}\" is out of range for type {}", s, type_display(t)),
+        )
+    };
+    let mut v: i128 = 0;
+    for c in digits.bytes() {
+        v = v * 10 + (c - b'0') as i128;
+        if v > u64::MAX as i128 {
+            return Err(out_of_range());
+        }
+    }
+    let v = if neg { -v } else { v };
+    let (min, max) = match t {
+        oid::INT2 => (i16::MIN as i128, i16::MAX as i128),
+        oid::INT4 => (i32::MIN as i128, i32::MAX as i128),
+        _ => (i64::MIN as i128, i64::MAX as i128),
+    };
+    if v < min || v > max {
+        return Err(out_of_range());
+    }
+    Ok(v as i64)
+}
+
+fn parse_bool(s: &str) -> PgResult<bool> {
+    let t = s.trim().to_ascii_lowercase();
+    let ok = |word: &str, min: usize| t.len() >= min && word.starts_with(t.as_str());
+    if ok("true", 1) || ok("yes", 1) || t == "on" || t == "1" {
+        Ok(true)
+    } else if ok("false", 1) || ok("no", 1) || ok("off", 2) || t == "0" {
+        Ok(false)
+    } else {
+        Err(invalid(oid::BOOL, s))
+    }
+}
+
+fn parse_uuid(s: &str) -> PgResult<[u8; 16]> {
+    let t = s.trim();
+    let inner = t.strip_prefix('{').and_then(|x| x.strip_suffix('}')).unwrap_or(t);
+    // PostgreSQL accepts hyphens after any group of four hex digits.
+    let hexes: String = inner.chars().filter(|&c| c != '-').collect();
+    let hyphens_ok = !inner.starts_with('-') && !inner.ends_with('-') && !inner.contains("--");
+    if hexes.len() != 32 || !hexes.chars().all(|c| c.is_ascii_hexdigit()) || !hyphens_ok {
+        return Err(invalid(oid::UUID, s));
+    }
+    let mut out = [0u8; 16];
+    hex::decode_to_slice(&hexes, &mut out).map_err(|_| invalid(oid::UUID, s))?;
+    Ok(out)
+}
+
+/// Applies a character type's length modifier (varchar/bpchar), as the
+/// length-coercion functions do: explicit casts truncate, assignments fail
+/// unless only spaces are cut.
+pub fn apply_char_typmod(s: &str, ty: Oid, typmod: i32, explicit: bool) -> PgResult<String> {
+    if typmod < VARHDRSZ {
+        return Ok(s.to_string());
+    }
+    let max = (typmod - VARHDRSZ) as usize;
+    let nchars = s.chars().count();
+    match ty {
+        oid::VARCHAR => {
+            if nchars <= max {
+                return Ok(s.to_string());
+            }
+            let cut: String = s.chars().take(max).collect();
+            let rest: String = s.chars().skip(max).collect();
+            if !explicit && !rest.chars().all(|c| c == ' ') {
+                return Err(PgError::new(
+                    sqlstate::STRING_DATA_RIGHT_TRUNCATION,
+                    format!("value too long for type character varying({max})"),
+                ));
+            }
+            Ok(cut)
+        }
+        oid::BPCHAR => {
+            if nchars <= max {
+                let mut out = s.to_string();
+                out.extend(std::iter::repeat(' ').take(max - nchars));
+                return Ok(out);
+            }
+            let cut: String = s.chars().take(max).collect();
+            let rest: String = s.chars().skip(max).collect();
+            if !explicit && !rest.chars().all(|c| c == ' ') {
+                return Err(PgError::new(sqlstate::STRING_DATA_RIGHT_TRUNCATION, format!("value too long for type character({max})")));
+            }
+            Ok(cut)
+        }
+        _ => Ok(s.to_string()),
+    }
+}
+
+/// Parses text into a datum of `ty` (with its typmod), as the type's input function.
+pub fn parse_text(s: &str, ty: SqlType, settings: &Settings, explicit: bool) -> PgResult<Datum> {
+    let t = ty.oid;
+    let now = crate::session::now_micros();
+    Ok(match t {
+        oid::TEXT | oid::UNKNOWN | oid::CSTRING => Datum::text(s),
+        oid::VARCHAR | oid::BPCHAR => Datum::from_string(apply_char_typmod(s, t, ty.typmod, explicit)?),
+        oid::NAME => Datum::text(crate::commands::naming::clip(s, 63)),
+        oid::INT2 => Datum::Int2(parse_int(s, t)? as i16),
+        oid::INT4 => Datum::Int4(parse_int(s, t)? as i32),
+        oid::INT8 => Datum::Int8(parse_int(s, t)?),
+        oid::OID | oid::REGCLASS | oid::REGTYPE | oid::REGPROC | oid::REGPROCEDURE | oid::REGNAMESPACE | oid::REGROLE => {
+            // oidin accepts -1 .. -2^31 and wraps them, as strtoul does.
+            let v = s.trim().parse::<i64>().map_err(|_| invalid(oid::OID, s))?;
+            if v < i32::MIN as i64 || v > u32::MAX as i64 {
+                return Err(PgError::new(sqlstate::NUMERIC_VALUE_OUT_OF_RANGE, format!("value \"{s}\" is out of range for type oid")));
+            }
+            Datum::Oid(v as u32)
+        }
+        oid::FLOAT4 => Datum::Float4(parse_float4(s)?),
+        oid::FLOAT8 => Datum::Float8(parse_float8(s)?),
+        oid::NUMERIC => {
+            let n = Numeric::parse(s)?;
+            Datum::numeric(if ty.typmod >= 0 { n.apply_typmod(ty.typmod)? } else { n })
+        }
+        oid::BOOL => Datum::Bool(parse_bool(s)?),
+        oid::BYTEA => parse_bytea(s)?,
+        oid::CHAR => Datum::Char(s.as_bytes().first().copied().unwrap_or(0)),
+        oid::UUID => Datum::Uuid(parse_uuid(s)?),
+        oid::DATE => Datum::Date(dt::date_in(s, &settings.datetime, now)?),
+        oid::TIME => Datum::Time(dt::time_in(s, ty.typmod, &settings.datetime, now)?),
+        oid::TIMETZ => {
+            let v = dt::timetz_in(s, ty.typmod, &settings.datetime, now)?;
+            Datum::TimeTz(v.time, v.zone)
+        }
+        oid::TIMESTAMP => Datum::Timestamp(dt::timestamp_in(s, ty.typmod, &settings.datetime, now)?),
+        oid::TIMESTAMPTZ => Datum::TimestampTz(dt::timestamptz_in(s, ty.typmod, &settings.datetime, now)?),
+        oid::INTERVAL => Datum::Interval(dt::interval_in(s, ty.typmod, settings.datetime.interval_style)?),
+        oid::JSON | oid::JSONB => Datum::Json(Arc::from(s)),
+        oid::VOID => Datum::Null,
+        oid::RECORD => return Err(PgError::unsupported("input of anonymous composite types")),
+        _ => {
+            let elem = builtins().element_of(t);
+            if elem != 0 {
+                let delim = builtins().type_info(elem).map(|i| i.delim).unwrap_or(',');
+                let et = SqlType { oid: elem, typmod: ty.typmod };
+                let a = parse_array(s, elem, delim, &mut |e| parse_text(e, et, settings, explicit))?;
+                return Ok(Datum::Array(Arc::new(a)));
+            }
+            return Err(PgError::unsupported(format!("input of type {}", type_display(t))));
+        }
+    })
+}
+
+// ---------------------------------------------------------------- binary I/O
+
+/// The binary (send) form of a non-null datum.
+pub fn format_binary(d: &Datum, ty: Oid) -> Vec<u8> {
+    match d {
+        Datum::Null => vec![],
+        Datum::Bool(b) => vec![*b as u8],
+        Datum::Int2(v) => v.to_be_bytes().to_vec(),
+        Datum::Int4(v) => v.to_be_bytes().to_vec(),
+        Datum::Int8(v) => v.to_be_bytes().to_vec(),
+        Datum::Oid(v) => v.to_be_bytes().to_vec(),
+        Datum::Float4(v) => v.to_be_bytes().to_vec(),
+        Datum::Float8(v) => v.to_be_bytes().to_vec(),
+        Datum::Numeric(n) => n.to_binary(),
+        Datum::Text(s) => s.as_bytes().to_vec(),
+        Datum::Json(s) => {
+            if ty == oid::JSONB {
+                let mut v = vec![1u8];
+                v.extend_from_slice(s.as_bytes());
+                v
+            } else {
+                s.as_bytes().to_vec()
+            }
+        }
+        Datum::Bytea(b) => b.to_vec(),
+        Datum::Char(c) => vec![*c],
+        Datum::Uuid(u) => u.to_vec(),
+        Datum::Date(v) => dt::date_send(*v),
+        Datum::Time(v) => dt::time_send(*v),
+        Datum::TimeTz(t, z) => dt::timetz_send(dt::TimeTz { time: *t, zone: *z }),
+        Datum::Timestamp(v) | Datum::TimestampTz(v) => dt::timestamp_send(*v),
+        Datum::Interval(i) => dt::interval_send(i),
+        Datum::Array(a) => {
+            let elem = if a.element_type != 0 { a.element_type } else { builtins().element_of(ty) };
+            let mut v = Vec::new();
+            v.extend_from_slice(&(a.dims.len() as i32).to_be_bytes());
+            v.extend_from_slice(&(a.has_nulls() as i32).to_be_bytes());
+            v.extend_from_slice(&elem.to_be_bytes());
+            for (len, lower) in &a.dims {
+                v.extend_from_slice(&len.to_be_bytes());
+                v.extend_from_slice(&lower.to_be_bytes());
+            }
+            for e in &a.elements {
+                if e.is_null() {
+                    v.extend_from_slice(&(-1i32).to_be_bytes());
+                } else {
+                    let b = format_binary(e, elem);
+                    v.extend_from_slice(&(b.len() as i32).to_be_bytes());
+                    v.extend_from_slice(&b);
+                }
+            }
+            v
+        }
+        Datum::Record(fields) => {
+            let mut v = Vec::new();
+            v.extend_from_slice(&(fields.len() as i32).to_be_bytes());
+            for f in fields.iter() {
+                let t = guess_type(f);
+                v.extend_from_slice(&t.to_be_bytes());
+                if f.is_null() {
+                    v.extend_from_slice(&(-1i32).to_be_bytes());
+                } else {
+                    let b = format_binary(f, t);
+                    v.extend_from_slice(&(b.len() as i32).to_be_bytes());
+                    v.extend_from_slice(&b);
+                }
+            }
+            v
+        }
+    }
+}
+
+fn exact<const N: usize>(b: &[u8]) -> PgResult<[u8; N]> {
+    b.try_into().map_err(|_| PgError::new(sqlstate::INVALID_BINARY_REPRESENTATION, "incorrect binary data format"))
+}
+
+/// Decodes a binary parameter of type `ty` (the type's recv function).
+pub fn parse_binary(b: &[u8], ty: SqlType) -> PgResult<Datum> {
+    let t = ty.oid;
+    let utf8 = |b: &[u8]| -> PgResult<String> {
+        std::str::from_utf8(b)
+            .map(str::to_string)
+            .map_err(|_| PgError::new(sqlstate::CHARACTER_NOT_IN_REPERTOIRE, "invalid byte sequence for encoding \"UTF8\""))
+    };
+    Ok(match t {
+        oid::BOOL => Datum::Bool(exact::<1>(b)?[0] != 0),
+        oid::INT2 => Datum::Int2(i16::from_be_bytes(exact(b)?)),
+        oid::INT4 => Datum::Int4(i32::from_be_bytes(exact(b)?)),
+        oid::INT8 => Datum::Int8(i64::from_be_bytes(exact(b)?)),
+        oid::OID | oid::REGCLASS | oid::REGTYPE | oid::REGPROC => Datum::Oid(u32::from_be_bytes(exact(b)?)),
+        oid::FLOAT4 => Datum::Float4(f32::from_be_bytes(exact(b)?)),
+        oid::FLOAT8 => Datum::Float8(f64::from_be_bytes(exact(b)?)),
+        oid::NUMERIC => {
+            let n = Numeric::from_binary(b)?;
+            Datum::numeric(if ty.typmod >= 0 { n.apply_typmod(ty.typmod)? } else { n })
+        }
+        oid::TEXT | oid::NAME | oid::UNKNOWN => Datum::from_string(utf8(b)?),
+        oid::VARCHAR | oid::BPCHAR => Datum::from_string(apply_char_typmod(&utf8(b)?, t, ty.typmod, false)?),
+        oid::JSON => Datum::Json(Arc::from(utf8(b)?)),
+        oid::JSONB => Datum::Json(Arc::from(utf8(b.get(1..).unwrap_or(&[]))?)),
+        oid::BYTEA => Datum::bytea(b.to_vec()),
+        oid::CHAR => Datum::Char(b.first().copied().unwrap_or(0)),
+        oid::UUID => Datum::Uuid(exact(b)?),
+        oid::DATE => Datum::Date(dt::date_recv(b)?),
+        oid::TIME => Datum::Time(dt::time_recv(b, ty.typmod)?),
+        oid::TIMETZ => {
+            let v = dt::timetz_recv(b, ty.typmod)?;
+            Datum::TimeTz(v.time, v.zone)
+        }
+        oid::TIMESTAMP => Datum::Timestamp(dt::timestamp_recv(b, ty.typmod)?),
+        oid::TIMESTAMPTZ => Datum::TimestampTz(dt::timestamp_recv(b, ty.typmod)?),
+        oid::INTERVAL => Datum::Interval(dt::interval_recv(b)?),
+        _ => {
+            let elem = builtins().element_of(t);
+            if elem == 0 {
+                return Err(PgError::unsupported(format!("binary input of type {}", type_display(t))));
+            }
+            let rd = |b: &[u8], at: usize| -> PgResult<i32> {
+                b.get(at..at + 4)
+                    .map(|x| i32::from_be_bytes(x.try_into().expect("4 bytes")))
+                    .ok_or_else(|| PgError::new(sqlstate::INVALID_BINARY_REPRESENTATION, "insufficient data left in message"))
+            };
+            let ndim = rd(b, 0)?;
+            if !(0..=6).contains(&ndim) {
+                return Err(PgError::new(sqlstate::INVALID_BINARY_REPRESENTATION, format!("invalid number of dimensions: {ndim}")));
+            }
+            let mut pos = 12;
+            let mut dims = Vec::new();
+            let mut total: usize = 1;
+            for _ in 0..ndim {
+                let len = rd(b, pos)?;
+                let lower = rd(b, pos + 4)?;
+                if len < 0 {
+                    return Err(PgError::new(sqlstate::INVALID_BINARY_REPRESENTATION, "invalid array dimension"));
+                }
+                total = total.saturating_mul(len as usize);
+                dims.push((len, lower));
+                pos += 8;
+            }
+            if ndim == 0 {
+                total = 0;
+            }
+            if total > b.len() {
+                return Err(PgError::new(sqlstate::INVALID_BINARY_REPRESENTATION, "insufficient data left in message"));
+            }
+            let mut elements = Vec::with_capacity(total);
+            let et = SqlType { oid: elem, typmod: ty.typmod };
+            for _ in 0..total {
+                let len = rd(b, pos)?;
+                pos += 4;
+                if len < 0 {
+                    elements.push(Datum::Null);
+                } else {
+                    let end = pos + len as usize;
+                    let part = b.get(pos..end).ok_or_else(|| PgError::new(sqlstate::INVALID_BINARY_REPRESENTATION, "insufficient data left in message"))?;
+                    elements.push(parse_binary(part, et)?);
+                    pos = end;
+                }
+            }
+            Datum::Array(Arc::new(Array { element_type: elem, dims, elements }))
+        }
+    })
+}

@@ -1,0 +1,394 @@
+//! Session and system functions (now(), version(), current_setting(),
+//! nextval(), ...), array functions, uuid and miscellaneous built-ins.
+
+use std::sync::Arc;
+
+use tusk_types::array::Array;
+use tusk_types::oid;
+use tusk_types::{sqlstate, Datum, PgError, PgResult};
+
+use super::{arg_bool, arg_f64, arg_i64, arg_str, plain, FnCtx, Registry};
+
+fn text(s: impl Into<String>) -> PgResult<Datum> {
+    Ok(Datum::from_string(s.into()))
+}
+
+fn now(_: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    Ok(Datum::TimestampTz(c.env.transaction_timestamp()))
+}
+fn statement_timestamp(_: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    Ok(Datum::TimestampTz(c.env.statement_timestamp()))
+}
+fn clock_timestamp(_: &[Datum], _: &FnCtx) -> PgResult<Datum> {
+    Ok(Datum::TimestampTz(crate::session::now_micros()))
+}
+
+fn svf_current_date(_: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    let settings = c.env.settings();
+    Ok(Datum::Date(tusk_types::datetime::current_date(c.env.transaction_timestamp(), &settings.datetime.time_zone)))
+}
+fn svf_current_time(_: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    let settings = c.env.settings();
+    let ts = c.env.transaction_timestamp();
+    let d = super::cast::cast_datum(Datum::TimestampTz(ts), tusk_types::SqlType::new(oid::TIMESTAMPTZ), tusk_types::SqlType::new(oid::TIMETZ), true, &settings)?;
+    Ok(d)
+}
+fn svf_localtime(_: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    let settings = c.env.settings();
+    let ts = c.env.transaction_timestamp();
+    super::cast::cast_datum(Datum::TimestampTz(ts), tusk_types::SqlType::new(oid::TIMESTAMPTZ), tusk_types::SqlType::new(oid::TIME), true, &settings)
+}
+fn svf_localtimestamp(_: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    let settings = c.env.settings();
+    let ts = c.env.transaction_timestamp();
+    super::cast::cast_datum(Datum::TimestampTz(ts), tusk_types::SqlType::new(oid::TIMESTAMPTZ), tusk_types::SqlType::new(oid::TIMESTAMP), true, &settings)
+}
+fn current_user(_: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    text(c.env.current_user())
+}
+fn session_user(_: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    text(c.env.session_user())
+}
+fn current_database(_: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    text(c.env.current_database())
+}
+
+/// The first schema of search_path that exists.
+fn current_schema(_: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    let settings = c.env.settings();
+    let user = c.env.current_user();
+    for s in &settings.search_path {
+        let name = if s == "$user" { user.as_str() } else { s.as_str() };
+        if c.env.catalog().namespace_by_name.contains_key(name) {
+            return text(name);
+        }
+    }
+    Ok(Datum::Null)
+}
+
+fn current_schemas(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    let settings = c.env.settings();
+    let user = c.env.current_user();
+    let mut out = Vec::new();
+    if arg_bool(a, 0) && !settings.search_path.iter().any(|s| s == "pg_catalog") {
+        out.push(Datum::text("pg_catalog"));
+    }
+    for s in &settings.search_path {
+        let name = if s == "$user" { user.as_str() } else { s.as_str() };
+        if c.env.catalog().namespace_by_name.contains_key(name) {
+            out.push(Datum::text(name));
+        }
+    }
+    Ok(Datum::Array(Arc::new(Array::from_vec(oid::NAME, out))))
+}
+
+fn version(_: &[Datum], _: &FnCtx) -> PgResult<Datum> {
+    text(format!(
+        "PostgreSQL 15.18 (Tusk {}) on {}-linux-gnu, compiled by rustc, 64-bit",
+        env!("CARGO_PKG_VERSION"),
+        std::env::consts::ARCH
+    ))
+}
+
+fn backend_pid(_: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    Ok(Datum::Int4(c.env.backend_pid()))
+}
+
+fn current_setting(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    let missing_ok = a.len() > 1 && arg_bool(a, 1);
+    match c.env.settings().current_setting(arg_str(a, 0), missing_ok)? {
+        Some(v) => text(v),
+        None => Ok(Datum::Null),
+    }
+}
+
+fn set_config(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    if a[0].is_null() {
+        return Err(PgError::new(sqlstate::NULL_VALUE_NOT_ALLOWED, "SET requires parameter name"));
+    }
+    let value = if a[1].is_null() { None } else { Some(arg_str(a, 1)) };
+    let is_local = !a[2].is_null() && arg_bool(a, 2);
+    text(c.env.set_config(arg_str(a, 0), value, is_local)?)
+}
+
+fn seq_oid(d: &Datum) -> u32 {
+    match d {
+        Datum::Oid(o) => *o,
+        d => d.as_i64().unwrap_or(0) as u32,
+    }
+}
+
+fn nextval(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    Ok(Datum::Int8(c.env.nextval(seq_oid(&a[0]))?))
+}
+fn currval(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    Ok(Datum::Int8(c.env.currval(seq_oid(&a[0]))?))
+}
+fn lastval(_: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    Ok(Datum::Int8(c.env.lastval()?))
+}
+fn setval(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    let is_called = if a.len() > 2 { arg_bool(a, 2) } else { true };
+    Ok(Datum::Int8(c.env.setval(seq_oid(&a[0]), arg_i64(a, 1), is_called)?))
+}
+
+fn random(_: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    Ok(Datum::Float8(c.env.random()))
+}
+fn setseed(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    let s = arg_f64(a, 0);
+    if !(-1.0..=1.0).contains(&s) {
+        return Err(PgError::new(
+            sqlstate::INVALID_PARAMETER_VALUE,
+            format!("setseed parameter {} is out of allowed range [-1,1]", tusk_types::float::format_float8(s, 1)),
+        ));
+    }
+    c.env.set_seed(s);
+    Ok(Datum::Null)
+}
+fn pg_sleep(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    c.env.sleep(arg_f64(a, 0))?;
+    Ok(Datum::Null)
+}
+
+fn gen_random_uuid(_: &[Datum], _: &FnCtx) -> PgResult<Datum> {
+    Ok(Datum::Uuid(*uuid::Uuid::new_v4().as_bytes()))
+}
+
+fn pg_typeof(_: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    Ok(Datum::Oid(c.arg_type(0)))
+}
+
+fn num_nulls(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
+    Ok(Datum::Int4(a.iter().filter(|d| d.is_null()).count() as i32))
+}
+fn num_nonnulls(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
+    Ok(Datum::Int4(a.iter().filter(|d| !d.is_null()).count() as i32))
+}
+
+fn always_true(_: &[Datum], _: &FnCtx) -> PgResult<Datum> {
+    Ok(Datum::Bool(true))
+}
+fn always_false(_: &[Datum], _: &FnCtx) -> PgResult<Datum> {
+    Ok(Datum::Bool(false))
+}
+
+fn txid_current(_: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    // Tusk has no transaction ids; a stable per-transaction number is enough for clients.
+    Ok(Datum::Int8((c.env.transaction_timestamp() & 0x7fff_ffff) + 1000))
+}
+
+fn format_type_fn(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
+    if a[0].is_null() {
+        return Ok(Datum::Null);
+    }
+    let t = seq_oid(&a[0]);
+    let typmod = if a.len() > 1 && !a[1].is_null() { arg_i64(a, 1) as i32 } else { -1 };
+    if crate::catalog::builtins().type_info(t).is_none() {
+        return text("???");
+    }
+    text(crate::analyzer::types::format_type(crate::catalog::builtins(), t, typmod))
+}
+
+// ---------------------------------------------------------------- arrays
+
+fn arr(d: &Datum) -> Option<&Arc<Array>> {
+    match d {
+        Datum::Array(a) => Some(a),
+        _ => None,
+    }
+}
+
+fn array_length(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
+    let Some(x) = arr(&a[0]) else { return Ok(Datum::Null) };
+    let dim = arg_i64(a, 1);
+    if dim < 1 || dim as usize > x.dims.len() {
+        return Ok(Datum::Null);
+    }
+    Ok(Datum::Int4(x.dims[dim as usize - 1].0))
+}
+fn array_upper(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
+    let Some(x) = arr(&a[0]) else { return Ok(Datum::Null) };
+    let dim = arg_i64(a, 1);
+    if dim < 1 || dim as usize > x.dims.len() {
+        return Ok(Datum::Null);
+    }
+    let (len, lower) = x.dims[dim as usize - 1];
+    Ok(Datum::Int4(lower + len - 1))
+}
+fn array_lower(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
+    let Some(x) = arr(&a[0]) else { return Ok(Datum::Null) };
+    let dim = arg_i64(a, 1);
+    if dim < 1 || dim as usize > x.dims.len() {
+        return Ok(Datum::Null);
+    }
+    Ok(Datum::Int4(x.dims[dim as usize - 1].1))
+}
+fn array_ndims(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
+    let Some(x) = arr(&a[0]) else { return Ok(Datum::Null) };
+    if x.dims.is_empty() {
+        return Ok(Datum::Null);
+    }
+    Ok(Datum::Int4(x.dims.len() as i32))
+}
+fn array_dims(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
+    let Some(x) = arr(&a[0]) else { return Ok(Datum::Null) };
+    if x.dims.is_empty() {
+        return Ok(Datum::Null);
+    }
+    text(x.dims.iter().map(|(len, lo)| format!("[{}:{}]", lo, lo + len - 1)).collect::<String>())
+}
+fn cardinality(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
+    let Some(x) = arr(&a[0]) else { return Ok(Datum::Null) };
+    Ok(Datum::Int4(x.elements.len() as i32))
+}
+
+fn one_dim(x: &Array) -> PgResult<()> {
+    if x.dims.len() > 1 {
+        return Err(PgError::new(sqlstate::FEATURE_NOT_SUPPORTED, "removing elements from multidimensional arrays is not supported"));
+    }
+    Ok(())
+}
+
+fn array_append(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    let elem = crate::catalog::builtins().element_of(c.ret.oid);
+    let mut v = match &a[0] {
+        Datum::Array(x) => {
+            if x.dims.len() > 1 {
+                return Err(PgError::new(sqlstate::DATA_EXCEPTION, "argument must be empty or one-dimensional array"));
+            }
+            x.as_ref().clone()
+        }
+        _ => Array::empty(elem),
+    };
+    v.elements.push(a[1].clone());
+    let lower = v.dims.first().map(|d| d.1).unwrap_or(1);
+    v.dims = vec![(v.elements.len() as i32, lower)];
+    Ok(Datum::Array(Arc::new(v)))
+}
+fn array_prepend(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    let elem = crate::catalog::builtins().element_of(c.ret.oid);
+    let mut v = match &a[1] {
+        Datum::Array(x) => x.as_ref().clone(),
+        _ => Array::empty(elem),
+    };
+    v.elements.insert(0, a[0].clone());
+    let lower = v.dims.first().map(|d| d.1 - 1).unwrap_or(1);
+    v.dims = vec![(v.elements.len() as i32, lower)];
+    Ok(Datum::Array(Arc::new(v)))
+}
+fn array_cat(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
+    match (&a[0], &a[1]) {
+        (Datum::Null, x) | (x, Datum::Null) => Ok(x.clone()),
+        (Datum::Array(x), Datum::Array(y)) => {
+            if x.dims.is_empty() {
+                return Ok(a[1].clone());
+            }
+            if y.dims.is_empty() {
+                return Ok(a[0].clone());
+            }
+            if x.dims.len() == 1 && y.dims.len() == 1 {
+                let mut v = x.as_ref().clone();
+                v.elements.extend(y.elements.iter().cloned());
+                v.dims = vec![(v.elements.len() as i32, x.dims[0].1)];
+                return Ok(Datum::Array(Arc::new(v)));
+            }
+            if x.dims.len() == y.dims.len() && x.dims[1..] == y.dims[1..] {
+                let mut v = x.as_ref().clone();
+                v.elements.extend(y.elements.iter().cloned());
+                v.dims[0].0 += y.dims[0].0;
+                return Ok(Datum::Array(Arc::new(v)));
+            }
+            if x.dims.len() == y.dims.len() + 1 && x.dims[1..] == y.dims[..] {
+                let mut v = x.as_ref().clone();
+                v.elements.extend(y.elements.iter().cloned());
+                v.dims[0].0 += 1;
+                return Ok(Datum::Array(Arc::new(v)));
+            }
+            Err(PgError::new(sqlstate::ARRAY_SUBSCRIPT_ERROR, "cannot concatenate incompatible arrays"))
+        }
+        _ => Ok(Datum::Null),
+    }
+}
+fn array_position(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
+    let Some(x) = arr(&a[0]) else { return Ok(Datum::Null) };
+    one_dim(x)?;
+    let start = if a.len() > 2 && !a[2].is_null() { arg_i64(a, 2) } else { x.dims.first().map(|d| d.1 as i64).unwrap_or(1) };
+    let lower = x.dims.first().map(|d| d.1 as i64).unwrap_or(1);
+    for (i, e) in x.elements.iter().enumerate() {
+        let pos = lower + i as i64;
+        if pos < start {
+            continue;
+        }
+        let same = match (&a[1], e) {
+            (Datum::Null, Datum::Null) => true,
+            (Datum::Null, _) | (_, Datum::Null) => false,
+            (v, e) => super::compare_values(v, e) == std::cmp::Ordering::Equal,
+        };
+        if same {
+            return Ok(Datum::Int4(pos as i32));
+        }
+    }
+    Ok(Datum::Null)
+}
+fn array_remove(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
+    let Some(x) = arr(&a[0]) else { return Ok(Datum::Null) };
+    one_dim(x)?;
+    let kept: Vec<Datum> = x
+        .elements
+        .iter()
+        .filter(|e| match (&a[1], e) {
+            (Datum::Null, Datum::Null) => false,
+            (Datum::Null, _) | (_, Datum::Null) => true,
+            (v, e) => super::compare_values(v, e) != std::cmp::Ordering::Equal,
+        })
+        .cloned()
+        .collect();
+    Ok(Datum::Array(Arc::new(Array::from_vec(x.element_type, kept))))
+}
+
+pub(super) fn register(r: &mut Registry) {
+    plain(r, &["now"], now);
+    plain(r, &["statement_timestamp"], statement_timestamp);
+    plain(r, &["clock_timestamp"], clock_timestamp);
+    plain(r, &["svf:current_date"], svf_current_date);
+    plain(r, &["svf:current_time"], svf_current_time);
+    plain(r, &["svf:current_timestamp"], now);
+    plain(r, &["svf:localtime"], svf_localtime);
+    plain(r, &["svf:localtimestamp"], svf_localtimestamp);
+    plain(r, &["svf:current_user", "current_user"], current_user);
+    plain(r, &["svf:session_user", "session_user"], session_user);
+    plain(r, &["svf:current_database", "current_database"], current_database);
+    plain(r, &["svf:current_schema", "current_schema"], current_schema);
+    plain(r, &["current_schemas"], current_schemas);
+    plain(r, &["pgsql_version"], version);
+    plain(r, &["pg_backend_pid"], backend_pid);
+    plain(r, &["show_config_by_name", "show_config_by_name_missing_ok"], current_setting);
+    plain(r, &["set_config_by_name"], set_config);
+    plain(r, &["nextval_oid"], nextval);
+    plain(r, &["currval_oid"], currval);
+    plain(r, &["lastval"], lastval);
+    plain(r, &["setval_oid", "setval3_oid"], setval);
+    plain(r, &["drandom"], random);
+    plain(r, &["setseed"], setseed);
+    plain(r, &["pg_sleep"], pg_sleep);
+    plain(r, &["gen_random_uuid"], gen_random_uuid);
+    plain(r, &["pg_typeof"], pg_typeof);
+    plain(r, &["pg_num_nulls"], num_nulls);
+    plain(r, &["pg_num_nonnulls"], num_nonnulls);
+    plain(r, &["pg_table_is_visible", "has_table_privilege_name", "has_table_privilege_id", "has_schema_privilege_name", "has_database_privilege_name"], always_true);
+    plain(r, &["pg_is_in_recovery"], always_false);
+    plain(r, &["txid_current", "pg_current_xact_id"], txid_current);
+    plain(r, &["format_type"], format_type_fn);
+    plain(r, &["array_length"], array_length);
+    plain(r, &["array_upper"], array_upper);
+    plain(r, &["array_lower"], array_lower);
+    plain(r, &["array_ndims"], array_ndims);
+    plain(r, &["array_dims"], array_dims);
+    plain(r, &["array_cardinality"], cardinality);
+    plain(r, &["array_append"], array_append);
+    plain(r, &["array_prepend"], array_prepend);
+    plain(r, &["array_cat"], array_cat);
+    plain(r, &["array_position", "array_position_start"], array_position);
+    plain(r, &["array_remove"], array_remove);
+}

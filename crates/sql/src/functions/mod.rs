@@ -1,0 +1,235 @@
+//! Built-in functions and operators, implemented in Rust.
+//!
+//! The analyzer resolves every call to a row of PostgreSQL's pg_proc (see
+//! `catalog::builtin`); this module maps that row's `prosrc` (the name of
+//! PostgreSQL's C function, e.g. `int4pl`, `textcat`) to an implementation.
+//! A pg_proc row without an implementation here is reported as 0A000 when
+//! a query uses it.
+
+pub mod agg;
+pub mod cast;
+mod compare;
+mod datetime_fns;
+pub mod io;
+mod math;
+mod misc;
+mod numeric_ops;
+mod srf;
+mod string;
+
+use std::cell::Ref;
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use tusk_types::{sqlstate, Datum, Oid, PgError, PgResult, SqlType};
+
+use crate::catalog::DbCatalog;
+use crate::settings::Settings;
+
+pub use agg::AggregateKind;
+
+/// Rows produced by a set-returning function; each item is one value (or,
+/// for functions with OUT parameters, a `Datum::Record`).
+pub type SetIter = Box<dyn Iterator<Item = PgResult<Datum>> + Send>;
+
+pub type PlainFn = fn(&[Datum], &FnCtx) -> PgResult<Datum>;
+pub type SetFn = fn(&[Datum], &FnCtx) -> PgResult<SetIter>;
+
+#[derive(Clone, Copy)]
+pub enum ScalarFn {
+    Plain(PlainFn),
+    Set(SetFn),
+}
+
+impl ScalarFn {
+    pub fn is_set(&self) -> bool {
+        matches!(self, ScalarFn::Set(_))
+    }
+}
+
+/// What a running statement offers to functions that need more than their arguments.
+pub trait Env {
+    fn settings(&self) -> Ref<'_, Settings>;
+    fn catalog(&self) -> &DbCatalog;
+    /// Transaction start and statement start, microseconds since 2000-01-01 UTC.
+    fn transaction_timestamp(&self) -> i64;
+    fn statement_timestamp(&self) -> i64;
+    fn current_user(&self) -> String;
+    fn session_user(&self) -> String;
+    fn current_database(&self) -> String;
+    fn backend_pid(&self) -> i32;
+    fn nextval(&self, seq: Oid) -> PgResult<i64>;
+    fn currval(&self, seq: Oid) -> PgResult<i64>;
+    fn lastval(&self) -> PgResult<i64>;
+    fn setval(&self, seq: Oid, value: i64, is_called: bool) -> PgResult<i64>;
+    fn set_config(&self, name: &str, value: Option<&str>, is_local: bool) -> PgResult<String>;
+    fn random(&self) -> f64;
+    fn set_seed(&self, seed: f64);
+    /// The name of a relation for regclass output (qualified if not visible).
+    fn relation_name(&self, oid: Oid) -> Option<String>;
+    /// Resolves a (possibly qualified) relation name for regclass input.
+    fn lookup_relation_oid(&self, name: &str) -> PgResult<Oid>;
+    fn check_interrupts(&self) -> PgResult<()>;
+    fn sleep(&self, seconds: f64) -> PgResult<()>;
+    fn in_transaction_block(&self) -> bool;
+}
+
+/// The call context: argument and result types, and the environment.
+pub struct FnCtx<'a> {
+    pub arg_types: &'a [SqlType],
+    pub ret: SqlType,
+    pub env: &'a dyn Env,
+}
+
+impl<'a> FnCtx<'a> {
+    pub fn arg_type(&self, i: usize) -> Oid {
+        self.arg_types.get(i).map(|t| t.oid).unwrap_or(0)
+    }
+}
+
+type Registry = HashMap<&'static str, ScalarFn>;
+
+fn registry() -> &'static Registry {
+    static REG: OnceLock<Registry> = OnceLock::new();
+    REG.get_or_init(|| {
+        let mut r = Registry::new();
+        numeric_ops::register(&mut r);
+        compare::register(&mut r);
+        math::register(&mut r);
+        string::register(&mut r);
+        datetime_fns::register(&mut r);
+        misc::register(&mut r);
+        srf::register(&mut r);
+        cast::register(&mut r);
+        // Functions that implement casts (int4(float8), numeric(int8), ...)
+        // convert with the general cast machinery.
+        let b = crate::catalog::builtins();
+        for c in b.casts.values() {
+            if c.func == 0 {
+                continue;
+            }
+            if let Some(p) = b.proc(c.func) {
+                if !p.src.is_empty() && !r.contains_key(p.src.as_str()) {
+                    let name: &'static str = Box::leak(p.src.clone().into_boxed_str());
+                    r.insert(name, ScalarFn::Plain(generic_cast));
+                }
+            }
+        }
+        r
+    })
+}
+
+/// A cast function called directly: converts its argument to its result type
+/// (a second integer argument, when present, is the target type modifier).
+fn generic_cast(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    let typmod = if a.len() > 1 { a[1].as_i64().map(|v| v as i32).unwrap_or(-1) } else { -1 };
+    let from = c.arg_types.first().copied().unwrap_or(SqlType::new(0));
+    let to = SqlType { oid: c.ret.oid, typmod };
+    cast::cast_datum_env(a[0].clone(), from, to, true, c.env)
+}
+
+/// The implementation of a pg_proc row: by prosrc, or (for SQL-language
+/// built-ins, whose prosrc is empty) by OID.
+pub fn lookup_proc(proc: &crate::catalog::builtin::ProcInfo) -> Option<ScalarFn> {
+    if !proc.src.is_empty() {
+        if let Some(f) = lookup(&proc.src) {
+            return Some(f);
+        }
+    }
+    lookup(&format!("oid:{}", proc.oid))
+}
+
+/// The implementation of a pg_proc row, by its prosrc.
+pub fn lookup(prosrc: &str) -> Option<ScalarFn> {
+    registry().get(prosrc).copied()
+}
+
+pub(crate) fn plain(r: &mut Registry, names: &[&'static str], f: PlainFn) {
+    for n in names {
+        r.insert(n, ScalarFn::Plain(f));
+    }
+}
+
+pub(crate) fn set(r: &mut Registry, names: &[&'static str], f: SetFn) {
+    for n in names {
+        r.insert(n, ScalarFn::Set(f));
+    }
+}
+
+// ---------------------------------------------------------------- argument helpers
+
+pub(crate) fn arg_i64(args: &[Datum], i: usize) -> i64 {
+    args[i].as_i64().unwrap_or(0)
+}
+
+pub(crate) fn arg_f64(args: &[Datum], i: usize) -> f64 {
+    match &args[i] {
+        Datum::Float8(v) => *v,
+        Datum::Float4(v) => *v as f64,
+        d => d.as_i64().map(|v| v as f64).unwrap_or(0.0),
+    }
+}
+
+pub(crate) fn arg_str(args: &[Datum], i: usize) -> &str {
+    args[i].as_str().unwrap_or("")
+}
+
+pub(crate) fn arg_bool(args: &[Datum], i: usize) -> bool {
+    args[i].as_bool().unwrap_or(false)
+}
+
+pub(crate) fn int_out_of_range(typename: &str) -> PgError {
+    PgError::new(sqlstate::NUMERIC_VALUE_OUT_OF_RANGE, format!("{typename} out of range"))
+}
+
+pub(crate) fn division_by_zero() -> PgError {
+    PgError::new(sqlstate::DIVISION_BY_ZERO, "division by zero")
+}
+
+pub use compare::compare as compare_values;
+
+/// quote_ident: a name as PostgreSQL prints it (quoted when needed).
+pub fn quote_ident(s: &str) -> String {
+    string::quote_ident_str(s)
+}
+
+/// Splits a possibly qualified, possibly quoted name ("a.B", "\"x y\".z")
+/// as regclass input does (unquoted parts are lowercased).
+pub fn parse_qualified_name(s: &str) -> PgResult<Vec<String>> {
+    let mut parts = Vec::new();
+    let mut cur = String::new();
+    let mut chars = s.trim().chars().peekable();
+    let mut quoted_part = false;
+    while let Some(c) = chars.next() {
+        match c {
+            '"' => {
+                quoted_part = true;
+                loop {
+                    match chars.next() {
+                        Some('"') if chars.peek() == Some(&'"') => {
+                            chars.next();
+                            cur.push('"');
+                        }
+                        Some('"') => break,
+                        Some(x) => cur.push(x),
+                        None => return Err(PgError::new(sqlstate::INVALID_NAME, format!("invalid name syntax"))),
+                    }
+                }
+            }
+            '.' => {
+                if cur.is_empty() {
+                    return Err(PgError::new(sqlstate::INVALID_NAME, "invalid name syntax"));
+                }
+                parts.push(std::mem::take(&mut cur));
+                quoted_part = false;
+            }
+            c if !quoted_part => cur.extend(c.to_lowercase()),
+            c => cur.push(c),
+        }
+    }
+    if cur.is_empty() {
+        return Err(PgError::new(sqlstate::INVALID_NAME, "invalid name syntax"));
+    }
+    parts.push(cur);
+    Ok(parts)
+}

@@ -1,0 +1,131 @@
+//! Set-returning functions: generate_series (integers, numeric,
+//! timestamps), unnest, generate_subscripts.
+
+use tusk_types::datetime as dt;
+use tusk_types::numeric::Numeric;
+use tusk_types::{sqlstate, Datum, PgError, PgResult};
+
+use super::{arg_i64, set, FnCtx, Registry, SetIter};
+
+fn zero_step() -> PgError {
+    PgError::new(sqlstate::INVALID_PARAMETER_VALUE, "step size cannot equal zero")
+}
+
+fn series_int(a: &[Datum], c: &FnCtx) -> PgResult<SetIter> {
+    let start = arg_i64(a, 0);
+    let stop = arg_i64(a, 1);
+    let step = if a.len() > 2 { arg_i64(a, 2) } else { 1 };
+    if step == 0 {
+        return Err(zero_step());
+    }
+    let int4 = c.ret.oid == tusk_types::oid::INT4;
+    let mut cur = Some(start);
+    Ok(Box::new(std::iter::from_fn(move || {
+        let v = cur?;
+        if (step > 0 && v > stop) || (step < 0 && v < stop) {
+            return None;
+        }
+        cur = v.checked_add(step);
+        Some(Ok(if int4 { Datum::Int4(v as i32) } else { Datum::Int8(v) }))
+    })))
+}
+
+fn series_numeric(a: &[Datum], _: &FnCtx) -> PgResult<SetIter> {
+    let get = |d: &Datum| match d {
+        Datum::Numeric(n) => (**n).clone(),
+        _ => Numeric::zero(),
+    };
+    let start = get(&a[0]);
+    let stop = get(&a[1]);
+    let step = if a.len() > 2 { get(&a[2]) } else { Numeric::one() };
+    for (v, what) in [(&start, "start"), (&stop, "stop"), (&step, "step size")] {
+        if v.is_nan() {
+            return Err(PgError::new(sqlstate::INVALID_PARAMETER_VALUE, format!("{what} value cannot be NaN").replace("step size value", "step size")));
+        }
+        if v.is_infinite() {
+            return Err(PgError::new(sqlstate::INVALID_PARAMETER_VALUE, format!("{what} value cannot be infinity").replace("step size value", "step size")));
+        }
+    }
+    if step.is_zero() {
+        return Err(zero_step());
+    }
+    let positive = step > Numeric::zero();
+    let mut cur = Some(start);
+    Ok(Box::new(std::iter::from_fn(move || {
+        let v = cur.take()?;
+        if (positive && v > stop) || (!positive && v < stop) {
+            return None;
+        }
+        match v.add(&step) {
+            Ok(n) => cur = Some(n),
+            Err(e) => return Some(Err(e)),
+        }
+        Some(Ok(Datum::numeric(v)))
+    })))
+}
+
+fn series_timestamp(a: &[Datum], c: &FnCtx) -> PgResult<SetIter> {
+    let (start, tz) = match &a[0] {
+        Datum::TimestampTz(v) => (*v, true),
+        Datum::Timestamp(v) => (*v, false),
+        _ => return Ok(Box::new(std::iter::empty())),
+    };
+    let stop = match &a[1] {
+        Datum::TimestampTz(v) | Datum::Timestamp(v) => *v,
+        _ => 0,
+    };
+    let step = match &a[2] {
+        Datum::Interval(i) => *i,
+        _ => return Ok(Box::new(std::iter::empty())),
+    };
+    let zero = dt::Interval { months: 0, days: 0, micros: 0 };
+    if step == zero {
+        return Err(zero_step());
+    }
+    let positive = step > zero;
+    let zone = c.env.settings().datetime.time_zone.clone();
+    let mut cur = Some(start);
+    Ok(Box::new(std::iter::from_fn(move || {
+        let v = cur?;
+        if (positive && v > stop) || (!positive && v < stop) {
+            return None;
+        }
+        let next = if tz { dt::timestamptz_add_interval(v, &step, &zone) } else { dt::timestamp_add_interval(v, &step) };
+        cur = next.ok();
+        Some(Ok(if tz { Datum::TimestampTz(v) } else { Datum::Timestamp(v) }))
+    })))
+}
+
+fn unnest(a: &[Datum], _: &FnCtx) -> PgResult<SetIter> {
+    match &a[0] {
+        Datum::Array(arr) => {
+            let elems = arr.elements.clone();
+            Ok(Box::new(elems.into_iter().map(Ok)))
+        }
+        _ => Ok(Box::new(std::iter::empty())),
+    }
+}
+
+fn generate_subscripts(a: &[Datum], _: &FnCtx) -> PgResult<SetIter> {
+    let Datum::Array(arr) = &a[0] else { return Ok(Box::new(std::iter::empty())) };
+    let dim = arg_i64(a, 1);
+    if dim < 1 || dim as usize > arr.dims.len() {
+        return Ok(Box::new(std::iter::empty()));
+    }
+    let (len, lower) = arr.dims[dim as usize - 1];
+    let reverse = a.len() > 2 && a[2].as_bool().unwrap_or(false);
+    let v: Vec<PgResult<Datum>> = if reverse {
+        (lower..lower + len).rev().map(|i| Ok(Datum::Int4(i))).collect()
+    } else {
+        (lower..lower + len).map(|i| Ok(Datum::Int4(i))).collect()
+    };
+    Ok(Box::new(v.into_iter()))
+}
+
+pub(super) fn register(r: &mut Registry) {
+    set(r, &["generate_series_int4", "generate_series_step_int4", "generate_series_int8", "generate_series_step_int8"], series_int);
+    set(r, &["generate_series_numeric", "generate_series_step_numeric"], series_numeric);
+    set(r, &["generate_series_timestamp", "generate_series_timestamptz"], series_timestamp);
+    set(r, &["array_unnest"], unnest);
+    set(r, &["generate_subscripts", "generate_subscripts_nodir"], generate_subscripts);
+}

@@ -1,0 +1,175 @@
+//! Physical plans: the trees of nodes the executor runs.
+//!
+//! Every node produces rows (vectors of datums). Expressions inside a node
+//! refer to the node's input row by position (`Expr::Column`), to values
+//! passed in by an enclosing plan (`Expr::OuterParam`), and to statement
+//! parameters (`Expr::Param`).
+
+use std::sync::Arc;
+
+use tusk_types::SqlType;
+
+use crate::catalog::Relation;
+use crate::expr::{AggCall, Expr};
+use crate::query::{JoinKind, SetOpKind};
+
+/// A key range over an index (or the table's own primary key).
+#[derive(Clone, Debug)]
+pub struct KeyRange {
+    /// Values for the leading key columns, all compared with `=`.
+    pub eq: Vec<Expr>,
+    /// Bound on the next key column: (value, inclusive).
+    pub lower: Option<(Expr, bool)>,
+    pub upper: Option<(Expr, bool)>,
+}
+
+#[derive(Clone, Debug)]
+pub enum ScanMethod {
+    /// Every row, in key order.
+    Full,
+    /// Rows of the clustered primary key within a range.
+    PrimaryKey(KeyRange),
+    /// Rows found through a secondary index within a range.
+    Index { index: Arc<Relation>, range: KeyRange },
+    /// One lookup per element of an array (`col = ANY(...)` / IN lists) on
+    /// the first key column of the primary key or an index.
+    KeyList { index: Option<Arc<Relation>>, values: Expr },
+}
+
+#[derive(Clone, Debug)]
+pub struct SortKey {
+    pub expr: Expr,
+    pub descending: bool,
+    pub nulls_first: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ModifyKind {
+    Insert,
+    Update,
+    Delete,
+}
+
+#[derive(Clone, Debug)]
+pub enum Plan {
+    /// One row computed from expressions (SELECT without FROM), if `filter` holds.
+    Result { exprs: Vec<Expr>, filter: Option<Expr> },
+    /// Rows of a table: its live columns in order, then (with `with_key`)
+    /// the row's storage key as bytea.
+    Scan { rel: Arc<Relation>, method: ScanMethod, filter: Option<Expr>, with_key: bool, reverse: bool },
+    Values { rows: Vec<Vec<Expr>>, width: usize },
+    /// A set-returning function in FROM.
+    Function { call: Expr, ordinality: bool, expand_record: usize },
+    Filter { input: Box<Plan>, predicate: Expr },
+    Project { input: Box<Plan>, exprs: Vec<Expr> },
+    /// Set-returning functions in the target list (ProjectSet); rows of
+    /// the input have `input_width` columns.
+    ProjectSet { input: Box<Plan>, exprs: Vec<Expr>, input_width: usize },
+    NestedLoop { left: Box<Plan>, right: Box<Plan>, kind: JoinKind, predicate: Option<Expr>, left_width: usize, right_width: usize },
+    HashJoin {
+        /// Probe side.
+        left: Box<Plan>,
+        /// Build side.
+        right: Box<Plan>,
+        kind: JoinKind,
+        left_keys: Vec<Expr>,
+        right_keys: Vec<Expr>,
+        /// Non-equi conditions, over the concatenated row.
+        predicate: Option<Expr>,
+        left_width: usize,
+        right_width: usize,
+    },
+    /// Grouping: output is the group key values, then the aggregate results.
+    Agg { input: Box<Plan>, group: Vec<Expr>, aggs: Vec<AggCall> },
+    Sort { input: Box<Plan>, keys: Vec<SortKey> },
+    Limit { input: Box<Plan>, limit: Option<Expr>, offset: Option<Expr> },
+    /// DISTINCT over all columns, or DISTINCT ON the given leading columns
+    /// (input sorted by them; the first row of each group wins).
+    Distinct { input: Box<Plan>, on: Option<Vec<usize>> },
+    SetOp { kind: SetOpKind, all: bool, left: Box<Plan>, right: Box<Plan> },
+    Append { inputs: Vec<Plan> },
+    /// WITH RECURSIVE: `base` once, then `recursive` until it yields nothing,
+    /// each round reading the previous round's rows through `WorkTable{id}`.
+    RecursiveUnion { base: Box<Plan>, recursive: Box<Plan>, all: bool, id: usize, width: usize },
+    WorkTable { id: usize },
+    Materialize { input: Box<Plan> },
+    /// INSERT/UPDATE/DELETE on `rel`.
+    ///
+    /// Insert: input rows are the new rows. Update: input rows are the old
+    /// row's columns, its key, then the new values of `update_cols`.
+    /// Delete: input rows are the old row's columns and key.
+    Modify {
+        kind: ModifyKind,
+        rel: Arc<Relation>,
+        input: Box<Plan>,
+        update_cols: Vec<usize>,
+        on_conflict: Option<OnConflictPlan>,
+        /// RETURNING expressions over the new (insert/update) or old (delete) row.
+        returning: Vec<Expr>,
+        /// Width of the old row part in the input (columns + key).
+        old_width: usize,
+        /// How to re-evaluate a target row changed concurrently, when the
+        /// statement reads only its target table.
+        recheck: Option<Recheck>,
+    },
+    /// SELECT ... FOR UPDATE: locks each row (whose keys are at `key_columns`).
+    LockRows { input: Box<Plan>, rels: Vec<(Arc<Relation>, usize)> },
+}
+
+/// Re-evaluation of a target row changed by a concurrent transaction (READ
+/// COMMITTED's EvalPlanQual): the WHERE condition and SET expressions over
+/// the target row alone.
+#[derive(Clone, Debug)]
+pub struct Recheck {
+    pub quals: Option<Expr>,
+    pub set: Vec<Expr>,
+}
+
+/// ON CONFLICT, planned: expressions over (existing row ++ proposed row).
+#[derive(Clone, Debug)]
+pub struct OnConflictPlan {
+    pub arbiter: Option<u32>,
+    pub do_update: bool,
+    pub set: Vec<(usize, Expr)>,
+    pub filter: Option<Expr>,
+}
+
+impl Plan {
+    pub fn boxed(self) -> Box<Plan> {
+        Box::new(self)
+    }
+}
+
+/// Plans compare by identity only (see `Query`).
+impl PartialEq for Plan {
+    fn eq(&self, _: &Self) -> bool {
+        false
+    }
+}
+
+/// A planned statement: the plan and the shape of its result.
+#[derive(Clone, Debug)]
+pub struct PlannedQuery {
+    pub plan: Plan,
+    pub columns: Vec<OutputColumn>,
+    /// Number of subplans (for per-statement caches).
+    pub subplans: usize,
+    pub has_modify: bool,
+    pub row_lock: bool,
+    _private: (),
+}
+
+impl PlannedQuery {
+    pub fn new(plan: Plan, columns: Vec<OutputColumn>, subplans: usize) -> PlannedQuery {
+        let has_modify = matches!(plan, Plan::Modify { .. });
+        PlannedQuery { plan, columns, subplans, has_modify, row_lock: false, _private: () }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct OutputColumn {
+    pub name: String,
+    pub ty: SqlType,
+    /// (table oid, attnum) for RowDescription.
+    pub origin: Option<(u32, i16)>,
+}

@@ -1,0 +1,212 @@
+//! Access path selection: which key range of which index (or of the
+//! table's clustered primary key) a scan reads, from the scan's conditions.
+//!
+//! A condition `column op value` can bound a key when the value's
+//! memcomparable encoding orders like the column's (see
+//! `tusk_storage::keys`): same type, or integers with integers, floats
+//! with floats. The scan keeps every condition as a filter too, so a range
+//! only ever narrows what is read.
+
+use std::sync::Arc;
+
+use tusk_types::oid::{self, Oid};
+
+use crate::catalog::builtin::Builtins;
+use crate::catalog::{DbCatalog, Relation};
+use crate::expr::Expr;
+use crate::plan::{KeyRange, ScanMethod};
+
+/// Whether values of these two types encode to comparable keys and hash alike.
+pub fn same_key_family(a: Oid, b: Oid) -> bool {
+    let int = |t| matches!(t, oid::INT2 | oid::INT4 | oid::INT8);
+    let float = |t| matches!(t, oid::FLOAT4 | oid::FLOAT8);
+    let text = |t| matches!(t, oid::TEXT | oid::VARCHAR | oid::NAME);
+    a == b || (int(a) && int(b)) || (float(a) && float(b)) || (text(a) && text(b))
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Op {
+    Eq,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+/// A condition usable for a key: (column, op, value expression).
+struct KeyCond {
+    col: usize,
+    op: Op,
+    value: Expr,
+}
+
+/// The value side must not depend on the scanned row.
+fn row_independent(e: &Expr) -> bool {
+    !e.any(&mut |x| matches!(x, Expr::Column(..))) && !e.is_volatile()
+}
+
+fn strip_relabel(e: &Expr) -> &Expr {
+    // varchar → text and similar binary-compatible casts keep the key order.
+    if let Expr::Cast { arg, spec } = e {
+        if spec.from.oid == oid::VARCHAR && spec.to.oid == oid::TEXT && spec.to.typmod < 0 {
+            return strip_relabel(arg);
+        }
+    }
+    e
+}
+
+fn key_conditions(b: &Builtins, quals: &[Expr], col_types: &[Oid]) -> (Vec<KeyCond>, Vec<(usize, Expr)>) {
+    let mut conds = Vec::new();
+    let mut lists = Vec::new();
+    let mut all = Vec::new();
+    for q in quals {
+        flatten_and(q, &mut all);
+    }
+    for q in all {
+        match q {
+            Expr::Func { func, args, .. } if args.len() == 2 => {
+                let Some(name) = b.operator_name_of_proc(func.oid) else { continue };
+                let op = match name {
+                    "=" => Op::Eq,
+                    "<" => Op::Lt,
+                    "<=" => Op::Le,
+                    ">" => Op::Gt,
+                    ">=" => Op::Ge,
+                    _ => continue,
+                };
+                let (l, r) = (strip_relabel(&args[0]), strip_relabel(&args[1]));
+                let flip = |op| match op {
+                    Op::Lt => Op::Gt,
+                    Op::Le => Op::Ge,
+                    Op::Gt => Op::Lt,
+                    Op::Ge => Op::Le,
+                    o => o,
+                };
+                let (col, op, value) = match (l, r) {
+                    (Expr::Column(c, _), v) if row_independent(v) => (*c, op, v.clone()),
+                    (v, Expr::Column(c, _)) if row_independent(v) => (*c, flip(op), v.clone()),
+                    _ => continue,
+                };
+                if col < col_types.len() && same_key_family(col_types[col], value.ty().oid) && col_types[col] != oid::BPCHAR {
+                    conds.push(KeyCond { col, op, value });
+                }
+            }
+            Expr::ScalarArrayOp { op, any: true, args } => {
+                if b.operator_name_of_proc(op.oid) != Some("=") {
+                    continue;
+                }
+                if let Expr::Column(c, ty) = strip_relabel(&args.0) {
+                    let elem = b.element_of(args.1.ty().oid);
+                    if row_independent(&args.1) && same_key_family(ty.oid, elem) && ty.oid != oid::BPCHAR {
+                        lists.push((*c, args.1.clone()));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    (conds, lists)
+}
+
+fn flatten_and<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
+    match e {
+        Expr::Bool { op: crate::expr::BoolOp::And, args } => {
+            for a in args {
+                flatten_and(a, out);
+            }
+        }
+        other => out.push(other),
+    }
+}
+
+/// A candidate key: the table's clustered primary key or a secondary index.
+struct Candidate {
+    index: Option<Arc<Relation>>,
+    /// 0-based live column positions of the key columns.
+    cols: Vec<usize>,
+    unique: bool,
+}
+
+/// Builds the best range over one candidate's key columns.
+fn range_for(cand: &Candidate, conds: &[KeyCond]) -> (KeyRange, usize) {
+    let mut eq = Vec::new();
+    let mut score = 0;
+    for &c in &cand.cols {
+        match conds.iter().find(|k| k.col == c && k.op == Op::Eq) {
+            Some(k) => {
+                eq.push(k.value.clone());
+                score += 10;
+            }
+            None => break,
+        }
+    }
+    let mut lower = None;
+    let mut upper = None;
+    if let Some(&next) = cand.cols.get(eq.len()) {
+        for k in conds.iter().filter(|k| k.col == next) {
+            match k.op {
+                Op::Gt | Op::Ge if lower.is_none() => lower = Some((k.value.clone(), k.op == Op::Ge)),
+                Op::Lt | Op::Le if upper.is_none() => upper = Some((k.value.clone(), k.op == Op::Le)),
+                _ => {}
+            }
+        }
+        score += lower.is_some() as usize * 3 + upper.is_some() as usize * 3;
+    }
+    if cand.unique && eq.len() == cand.cols.len() {
+        score += 100;
+    }
+    (KeyRange { eq, lower, upper }, score)
+}
+
+/// Chooses how to scan `rel` given its (converted) conditions. The second
+/// value asks for a reverse scan (never chosen yet).
+pub fn choose_scan(b: &Builtins, catalog: &DbCatalog, rel: &Relation, quals: &[Expr]) -> (ScanMethod, bool) {
+    if quals.is_empty() {
+        return (ScanMethod::Full, false);
+    }
+    let col_types: Vec<Oid> = rel.live_columns().map(|(_, c)| c.type_oid).collect();
+    let (conds, lists) = key_conditions(b, quals, &col_types);
+    if conds.is_empty() && lists.is_empty() {
+        return (ScanMethod::Full, false);
+    }
+    let attnum_to_col = |attnum: i16| rel.live_columns().position(|(a, _)| a == attnum);
+    let mut cands: Vec<Candidate> = Vec::new();
+    for idx in catalog.indexes_of(rel) {
+        let Some(info) = &idx.index else { continue };
+        if info.predicate.is_some() || info.keys.iter().any(|k| k.expr.is_some() || k.desc || k.nulls_first) {
+            continue;
+        }
+        let cols: Option<Vec<usize>> = info.keys.iter().map(|k| attnum_to_col(k.attnum)).collect();
+        let Some(cols) = cols else { continue };
+        cands.push(Candidate { index: if info.clustered { None } else { Some(idx.clone()) }, cols, unique: info.unique });
+    }
+    let mut best: Option<(ScanMethod, usize)> = None;
+    for c in &cands {
+        let (range, score) = range_for(c, &conds);
+        if score == 0 {
+            continue;
+        }
+        if best.as_ref().map(|(_, s)| score > *s).unwrap_or(true) {
+            let method = match &c.index {
+                None => ScanMethod::PrimaryKey(range),
+                Some(i) => ScanMethod::Index { index: i.clone(), range },
+            };
+            best = Some((method, score));
+        }
+    }
+    if let Some((m, score)) = &best {
+        if *score >= 10 || lists.is_empty() {
+            return (m.clone(), false);
+        }
+    }
+    // IN lists on the first key column.
+    for (col, values) in lists {
+        if let Some(c) = cands.iter().find(|c| c.cols.first() == Some(&col)) {
+            return (ScanMethod::KeyList { index: c.index.clone(), values }, false);
+        }
+    }
+    match best {
+        Some((m, _)) => (m, false),
+        None => (ScanMethod::Full, false),
+    }
+}

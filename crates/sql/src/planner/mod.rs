@@ -1,0 +1,910 @@
+//! The planner: analyzed `Query` to executable `Plan` (PostgreSQL's
+//! optimizer, much simplified).
+//!
+//! For each query level it plans the FROM tree (pushing WHERE conditions
+//! down to the scans and joins that can evaluate them, choosing index
+//! ranges and hash joins), then grouping and aggregation, the target list,
+//! DISTINCT, ORDER BY and LIMIT. Subqueries in expressions become
+//! `SubPlan`s; their references to enclosing queries become parameters the
+//! enclosing plan passes in (`OuterParam`), as PostgreSQL's PARAM_EXEC.
+
+mod access;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use tusk_types::oid;
+use tusk_types::{sqlstate, PgError, PgResult, SqlType};
+
+use crate::catalog::builtin::Builtins;
+use crate::catalog::{builtins, DbCatalog};
+use crate::expr::{AggCall, BoolOp, Expr, SubPlan, Var};
+use crate::plan::*;
+use crate::plan::SortKey;
+use crate::query::*;
+
+/// Where each range table entry's columns sit in a node's row.
+#[derive(Clone, Debug, Default)]
+struct Layout {
+    /// rte index → (offset, number of columns, offset of the storage key if scanned with one)
+    entries: HashMap<usize, (usize, usize, Option<usize>)>,
+    width: usize,
+}
+
+impl Layout {
+    fn single(rte: usize, ncols: usize, with_key: bool) -> Layout {
+        let mut l = Layout::default();
+        l.entries.insert(rte, (0, ncols, if with_key { Some(ncols) } else { None }));
+        l.width = ncols + with_key as usize;
+        l
+    }
+
+    fn concat(left: &Layout, right: &Layout) -> Layout {
+        let mut l = left.clone();
+        for (&r, &(off, n, key)) in &right.entries {
+            l.entries.insert(r, (off + left.width, n, key.map(|k| k + left.width)));
+        }
+        l.width = left.width + right.width;
+        l
+    }
+
+    fn rtes(&self) -> Vec<usize> {
+        self.entries.keys().copied().collect()
+    }
+}
+
+/// One query level being planned.
+struct LevelInfo {
+    /// Inline levels (FROM subqueries, recursive terms) run inside the
+    /// enclosing plan and share its parameters; SubPlan levels get their own.
+    inline: bool,
+    /// For SubPlan levels: the enclosing-level expressions whose values are
+    /// passed in, by OuterParam index.
+    params: Vec<Expr>,
+    ctes: Vec<Cte>,
+}
+
+pub struct Planner<'a> {
+    b: &'static Builtins,
+    pub catalog: &'a DbCatalog,
+    levels: Vec<LevelInfo>,
+    subplans: usize,
+    /// (absolute level, cte index) → work table id of the recursive union being planned.
+    worktables: HashMap<(usize, usize), usize>,
+    next_worktable: usize,
+}
+
+fn conjuncts(e: Expr, out: &mut Vec<Expr>) {
+    match e {
+        Expr::Bool { op: BoolOp::And, args } => {
+            for a in args {
+                conjuncts(a, out);
+            }
+        }
+        other => out.push(other),
+    }
+}
+
+fn and_all(mut v: Vec<Expr>) -> Option<Expr> {
+    match v.len() {
+        0 => None,
+        1 => v.pop(),
+        _ => Some(Expr::Bool { op: BoolOp::And, args: v }),
+    }
+}
+
+/// Level-0 range table entries an expression references (including inside sublinks).
+fn referenced_rtes(e: &Expr, depth: u32, out: &mut Vec<usize>) {
+    e.walk(&mut |x| match x {
+        Expr::Var(v) if v.levels_up == depth => {
+            if !out.contains(&v.rte) {
+                out.push(v.rte)
+            }
+        }
+        Expr::SubLink { query, .. } => query_outer_refs(query, depth + 1, out),
+        _ => {}
+    });
+}
+
+fn query_outer_refs(q: &Query, depth: u32, out: &mut Vec<usize>) {
+    let mut visit = |e: &Expr| referenced_rtes(e, depth, out);
+    for t in &q.targets {
+        visit(&t.expr);
+    }
+    if let Some(x) = &q.quals {
+        visit(x);
+    }
+    if let Some(x) = &q.having {
+        visit(x);
+    }
+    for g in &q.group_by {
+        visit(g);
+    }
+    for f in &q.from {
+        from_item_refs(f, depth, out);
+    }
+    for rte in &q.rtable {
+        match &rte.kind {
+            RteKind::Subquery(sq) => query_outer_refs(sq, depth + 1, out),
+            RteKind::Values(rows) => {
+                for r in rows {
+                    for e in r {
+                        referenced_rtes(e, depth, out);
+                    }
+                }
+            }
+            RteKind::Function { call, .. } => referenced_rtes(call, depth, out),
+            _ => {}
+        }
+    }
+}
+
+fn from_item_refs(f: &FromItem, depth: u32, out: &mut Vec<usize>) {
+    if let FromItem::Join { left, right, quals, .. } = f {
+        from_item_refs(left, depth, out);
+        from_item_refs(right, depth, out);
+        if let Some(q) = quals {
+            referenced_rtes(q, depth, out);
+        }
+    }
+}
+
+fn rtes_of(f: &FromItem, out: &mut Vec<usize>) {
+    match f {
+        FromItem::Rte(i) => out.push(*i),
+        FromItem::Join { left, right, .. } => {
+            rtes_of(left, out);
+            rtes_of(right, out);
+        }
+    }
+}
+
+impl<'a> Planner<'a> {
+    pub fn new(catalog: &'a DbCatalog) -> Planner<'a> {
+        Planner { b: builtins(), catalog, levels: Vec::new(), subplans: 0, worktables: HashMap::new(), next_worktable: 0 }
+    }
+
+    /// Plans a whole statement.
+    pub fn plan_statement(&mut self, q: &Query) -> PgResult<PlannedQuery> {
+        self.levels.push(LevelInfo { inline: false, params: Vec::new(), ctes: q.ctes.clone() });
+        let result = match q.command {
+            CommandKind::Select => self.plan_select_body(q),
+            _ => self.plan_modify(q),
+        };
+        self.levels.pop();
+        let plan = result?;
+        let columns = if q.command == CommandKind::Select {
+            q.output().map(|t| OutputColumn { name: t.name.clone(), ty: t.expr.ty(), origin: t.origin }).collect()
+        } else {
+            q.returning.iter().map(|t| OutputColumn { name: t.name.clone(), ty: t.expr.ty(), origin: t.origin }).collect()
+        };
+        let mut pq = PlannedQuery::new(plan, columns, self.subplans);
+        pq.row_lock = q.row_lock;
+        Ok(pq)
+    }
+
+    fn depth(&self) -> usize {
+        self.levels.len() - 1
+    }
+
+    // ---------------------------------------------------------------- expressions
+
+    /// Converts an expression of the current level for evaluation over rows
+    /// laid out as `layout`: Vars become Columns, outer Vars become
+    /// OuterParams, sublinks become subplans.
+    fn set_refs(&mut self, e: Expr, layout: &Layout) -> PgResult<Expr> {
+        self.set_refs_with(e, &mut |_, v| {
+            let (off, n, key) = layout.entries.get(&v.rte).copied().ok_or_else(|| {
+                PgError::internal(format!("column of range table entry {} is not available here", v.rte))
+            })?;
+            if v.col == usize::MAX {
+                return Ok(Expr::Column(key.ok_or_else(|| PgError::internal("row key not scanned"))?, SqlType::new(oid::BYTEA)));
+            }
+            debug_assert!(v.col < n);
+            Ok(Expr::Column(off + v.col, v.ty))
+        })
+    }
+
+    /// `set_refs` with a custom mapping for level-0 Vars (grouped queries).
+    fn set_refs_with(&mut self, e: Expr, local: &mut dyn FnMut(&mut Self, &Var) -> PgResult<Expr>) -> PgResult<Expr> {
+        match e {
+            Expr::Var(v) if v.levels_up == 0 => local(self, &v),
+            Expr::Var(v) => self.outer_ref(v),
+            Expr::SubLink { kind, test, op, query, ty } => {
+                let test = match test {
+                    Some(t) => Some(Box::new(self.set_refs_with(*t, local)?)),
+                    None => None,
+                };
+                let (plan, params) = self.plan_subquery(&query, false)?;
+                let mut args = Vec::with_capacity(params.len());
+                for p in params {
+                    args.push(self.set_refs_with(p, local)?);
+                }
+                self.subplans += 1;
+                Ok(Expr::SubPlan(Box::new(SubPlan { kind, plan: Arc::new(plan), args, test, op, ty, id: self.subplans - 1 })))
+            }
+            other => other.try_map_children(&mut |c| self.set_refs_with(c, local)),
+        }
+    }
+
+    /// A reference to an enclosing query's column.
+    fn outer_ref(&mut self, v: Var) -> PgResult<Expr> {
+        let mut level = self.depth();
+        let mut up = v.levels_up;
+        // Inline levels pass references straight through to their parent.
+        while self.levels[level].inline {
+            if level == 0 {
+                break;
+            }
+            level -= 1;
+            up -= 1;
+            if up == 0 {
+                return Err(PgError::unsupported("LATERAL references to earlier FROM items"));
+            }
+        }
+        if level == 0 && up > 0 && self.levels[0].inline {
+            return Err(PgError::internal("outer reference beyond the statement"));
+        }
+        let parent_var = Expr::Var(Var { levels_up: up - 1, ..v.clone() });
+        let params = &mut self.levels[level].params;
+        let idx = match params.iter().position(|p| *p == parent_var) {
+            Some(i) => i,
+            None => {
+                params.push(parent_var);
+                params.len() - 1
+            }
+        };
+        Ok(Expr::OuterParam(idx, v.ty))
+    }
+
+    /// Plans a subquery as its own level; returns the plan and, for SubPlan
+    /// levels, the enclosing-level expressions to pass as parameters.
+    fn plan_subquery(&mut self, q: &Query, inline: bool) -> PgResult<(Plan, Vec<Expr>)> {
+        self.levels.push(LevelInfo { inline, params: Vec::new(), ctes: q.ctes.clone() });
+        let plan = self.plan_select_body(q);
+        let level = self.levels.pop().expect("pushed above");
+        let plan = plan?;
+        // Drop junk columns: a subquery yields only its visible outputs.
+        let visible = q.targets.iter().filter(|t| !t.junk).count();
+        let plan = if visible < q.targets.len() {
+            Plan::Project { input: plan.boxed(), exprs: (0..visible).map(|i| Expr::Column(i, q.targets[i].expr.ty())).collect() }
+        } else {
+            plan
+        };
+        Ok((plan, level.params))
+    }
+
+    // ---------------------------------------------------------------- SELECT
+
+    /// Plans a SELECT; the plan's rows are the query's targets (junk included, last).
+    fn plan_select_body(&mut self, q: &Query) -> PgResult<Plan> {
+        if let Some(tree) = &q.set_op {
+            let plan = self.plan_setop(q, tree)?;
+            let width = q.targets.len();
+            return self.plan_order_limit(q, plan, width);
+        }
+        let mut quals = Vec::new();
+        if let Some(w) = &q.quals {
+            conjuncts(w.clone(), &mut quals);
+        }
+        let (mut plan, layout) = self.plan_from(q, &q.from, quals, q.row_lock)?;
+        if q.row_lock {
+            let mut rels = Vec::new();
+            for (&rte, &(_, _, key)) in &layout.entries {
+                if let (RteKind::Relation(rel), Some(k)) = (&q.rtable[rte].kind, key) {
+                    rels.push((rel.clone(), k));
+                }
+            }
+            plan = Plan::LockRows { input: plan.boxed(), rels };
+        }
+        // Aggregation.
+        let grouped = q.has_aggs || !q.group_by.is_empty() || q.having.is_some();
+        let targets: Vec<Expr>;
+        let input_width;
+        if grouped {
+            let mut aggs: Vec<AggCall> = Vec::new();
+            for t in &q.targets {
+                collect_aggs(&t.expr, &mut aggs);
+            }
+            if let Some(h) = &q.having {
+                collect_aggs(h, &mut aggs);
+            }
+            let mut group = Vec::with_capacity(q.group_by.len());
+            for g in &q.group_by {
+                group.push(self.set_refs(g.clone(), &layout)?);
+            }
+            let mut planned_aggs = Vec::with_capacity(aggs.len());
+            for a in &aggs {
+                let mut pa = a.clone();
+                pa.args = a.args.iter().map(|x| self.set_refs(x.clone(), &layout)).collect::<PgResult<_>>()?;
+                pa.filter = match &a.filter {
+                    Some(f) => Some(Box::new(self.set_refs((**f).clone(), &layout)?)),
+                    None => None,
+                };
+                pa.order_by = a.order_by.iter().map(|(e, d, n)| Ok((self.set_refs(e.clone(), &layout)?, *d, *n))).collect::<PgResult<_>>()?;
+                planned_aggs.push(pa);
+            }
+            plan = Plan::Agg { input: plan.boxed(), group, aggs: planned_aggs };
+            let groups = q.group_by.clone();
+            let ng = groups.len();
+            let map = |p: &mut Self, e: Expr| -> PgResult<Expr> { p.set_refs_grouped(e, &groups, &aggs, ng, &layout) };
+            if let Some(h) = &q.having {
+                let pred = map(self, h.clone())?;
+                plan = Plan::Filter { input: plan.boxed(), predicate: pred };
+            }
+            targets = q.targets.iter().map(|t| map(self, t.expr.clone())).collect::<PgResult<_>>()?;
+            input_width = ng + aggs.len();
+        } else {
+            targets = q.targets.iter().map(|t| self.set_refs(t.expr.clone(), &layout)).collect::<PgResult<_>>()?;
+            input_width = layout.width;
+        }
+        let has_srf = targets.iter().any(|t| t.any(&mut |x| matches!(x, Expr::Func { func, .. } if func.imp.is_set())));
+        plan = if has_srf {
+            Plan::ProjectSet { input: plan.boxed(), exprs: targets, input_width }
+        } else {
+            Plan::Project { input: plan.boxed(), exprs: targets }
+        };
+        let width = q.targets.len();
+        self.plan_order_limit(q, plan, width)
+    }
+
+    /// Post-aggregation references: grouped expressions and aggregates
+    /// become columns of the Agg node's output.
+    fn set_refs_grouped(&mut self, e: Expr, groups: &[Expr], aggs: &[AggCall], ng: usize, from_layout: &Layout) -> PgResult<Expr> {
+        if let Some(i) = groups.iter().position(|g| *g == e) {
+            return Ok(Expr::Column(i, e.ty()));
+        }
+        match e {
+            Expr::Agg(a) => {
+                let j = aggs.iter().position(|x| *x == *a).ok_or_else(|| PgError::internal("aggregate not collected"))?;
+                Ok(Expr::Column(ng + j, a.ty))
+            }
+            Expr::Var(v) if v.levels_up == 0 => {
+                // Functionally dependent on a grouped primary key: take it from
+                // the group's first row, which the Agg node passes along as
+                // an extra "any value" aggregate.
+                let _ = from_layout;
+                Err(PgError::new(
+                    sqlstate::GROUPING_ERROR,
+                    "column must appear in the GROUP BY clause or be used in an aggregate function",
+                ))
+            }
+            Expr::Var(v) => self.outer_ref(v),
+            Expr::SubLink { kind, test, op, query, ty } => {
+                let test = match test {
+                    Some(t) => Some(Box::new(self.set_refs_grouped(*t, groups, aggs, ng, from_layout)?)),
+                    None => None,
+                };
+                let (plan, params) = self.plan_subquery(&query, false)?;
+                let mut args = Vec::new();
+                for p in params {
+                    args.push(self.set_refs_grouped(p, groups, aggs, ng, from_layout)?);
+                }
+                self.subplans += 1;
+                Ok(Expr::SubPlan(Box::new(SubPlan { kind, plan: Arc::new(plan), args, test, op, ty, id: self.subplans - 1 })))
+            }
+            other => other.try_map_children(&mut |c| self.set_refs_grouped(c, groups, aggs, ng, from_layout)),
+        }
+    }
+
+    fn plan_order_limit(&mut self, q: &Query, mut plan: Plan, width: usize) -> PgResult<Plan> {
+        let col = |i: usize| Expr::Column(i, q.targets[i].expr.ty());
+        let mut sort_keys: Vec<SortKey> =
+            q.sort.iter().map(|k| SortKey { expr: col(k.target), descending: k.descending, nulls_first: k.nulls_first }).collect();
+        match &q.distinct {
+            Distinct::None => {
+                if !sort_keys.is_empty() {
+                    plan = Plan::Sort { input: plan.boxed(), keys: sort_keys };
+                }
+            }
+            Distinct::All => {
+                let visible = q.targets.iter().filter(|t| !t.junk).count();
+                plan = Plan::Distinct { input: plan.boxed(), on: Some((0..visible).collect()) };
+                if !sort_keys.is_empty() {
+                    plan = Plan::Sort { input: plan.boxed(), keys: sort_keys };
+                }
+            }
+            Distinct::On(on) => {
+                // Sort by the DISTINCT ON keys first (if ORDER BY did not).
+                for &t in on {
+                    if !q.sort.iter().any(|k| k.target == t) {
+                        sort_keys.push(SortKey { expr: col(t), descending: false, nulls_first: false });
+                    }
+                }
+                plan = Plan::Sort { input: plan.boxed(), keys: sort_keys };
+                plan = Plan::Distinct { input: plan.boxed(), on: Some(on.clone()) };
+            }
+        }
+        if q.limit.is_some() || q.offset.is_some() {
+            let empty = Layout::default();
+            let limit = match &q.limit {
+                Some(l) => Some(self.set_refs(l.clone(), &empty)?),
+                None => None,
+            };
+            let offset = match &q.offset {
+                Some(o) => Some(self.set_refs(o.clone(), &empty)?),
+                None => None,
+            };
+            plan = Plan::Limit { input: plan.boxed(), limit, offset };
+        }
+        let _ = width;
+        Ok(plan)
+    }
+
+    // ---------------------------------------------------------------- set operations
+
+    fn plan_setop(&mut self, q: &Query, tree: &SetOpTree) -> PgResult<Plan> {
+        match tree {
+            SetOpTree::Leaf(rte) => match &q.rtable[*rte].kind {
+                RteKind::Subquery(sq) => Ok(self.plan_subquery(sq, true)?.0),
+                _ => Err(PgError::internal("set operation leaf is not a subquery")),
+            },
+            SetOpTree::Op { kind, all, left, right, .. } => {
+                let l = self.plan_setop(q, left)?;
+                let r = self.plan_setop(q, right)?;
+                if *kind == SetOpKind::Union && *all {
+                    let mut inputs = Vec::new();
+                    for p in [l, r] {
+                        match p {
+                            Plan::Append { inputs: more } => inputs.extend(more),
+                            other => inputs.push(other),
+                        }
+                    }
+                    return Ok(Plan::Append { inputs });
+                }
+                Ok(Plan::SetOp { kind: *kind, all: *all, left: l.boxed(), right: r.boxed() })
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------- FROM
+
+    /// Plans the FROM list with the WHERE conjuncts; returns the plan and its row layout.
+    fn plan_from(&mut self, q: &Query, from: &[FromItem], quals: Vec<Expr>, with_keys: bool) -> PgResult<(Plan, Layout)> {
+        if from.is_empty() {
+            let filter = self.convert_all(quals, &Layout::default())?;
+            return Ok((Plan::Result { exprs: vec![], filter }, Layout::default()));
+        }
+        // Conjuncts referencing nothing at this level (constants, outer
+        // references) can be checked anywhere; keep them for the top.
+        let mut pending: Vec<(Vec<usize>, Expr)> = quals
+            .into_iter()
+            .map(|e| {
+                let mut r = Vec::new();
+                referenced_rtes(&e, 0, &mut r);
+                (r, e)
+            })
+            .collect();
+        // Plan each FROM item, pushing down conjuncts that only it needs.
+        let mut items: Vec<(Plan, Layout, Vec<usize>)> = Vec::new();
+        for f in from {
+            let mut rtes = Vec::new();
+            rtes_of(f, &mut rtes);
+            let mine: Vec<Expr> = take_matching(&mut pending, |r| !r.is_empty() && r.iter().all(|x| rtes.contains(x)));
+            let (p, l) = self.plan_from_item(q, f, mine, with_keys)?;
+            items.push((p, l, rtes));
+        }
+        // Join the items: greedily add the next item connected to what is
+        // joined so far by an equality, falling back to FROM order.
+        let (mut plan, mut layout, mut joined) = items.remove(0);
+        while !items.is_empty() {
+            let pick = items
+                .iter()
+                .position(|(_, _, rtes)| {
+                    pending.iter().any(|(refs, e)| {
+                        is_equality(self.b, e)
+                            && refs.iter().any(|r| rtes.contains(r))
+                            && refs.iter().any(|r| joined.contains(r))
+                            && refs.iter().all(|r| rtes.contains(r) || joined.contains(r))
+                    })
+                })
+                .unwrap_or(0);
+            let (rplan, rlayout, rrtes) = items.remove(pick);
+            let mut all = joined.clone();
+            all.extend(rrtes.iter().copied());
+            let join_quals = take_matching(&mut pending, |r| !r.is_empty() && r.iter().all(|x| all.contains(x)));
+            let (p, l) = self.make_join(JoinKind::Inner, plan, layout, rplan, rlayout, join_quals)?;
+            plan = p;
+            layout = l;
+            joined = all;
+        }
+        let rest: Vec<Expr> = pending.into_iter().map(|(_, e)| e).collect();
+        if let Some(pred) = self.convert_all(rest, &layout)? {
+            plan = Plan::Filter { input: plan.boxed(), predicate: pred };
+        }
+        Ok((plan, layout))
+    }
+
+    fn convert_all(&mut self, quals: Vec<Expr>, layout: &Layout) -> PgResult<Option<Expr>> {
+        let mut out = Vec::with_capacity(quals.len());
+        for q in quals {
+            out.push(self.set_refs(q, layout)?);
+        }
+        Ok(and_all(out))
+    }
+
+    fn plan_from_item(&mut self, q: &Query, f: &FromItem, quals: Vec<Expr>, with_keys: bool) -> PgResult<(Plan, Layout)> {
+        match f {
+            FromItem::Rte(i) => self.plan_rte(q, *i, quals, with_keys),
+            FromItem::Join { kind, left, right, quals: on, .. } => {
+                let mut on_quals = Vec::new();
+                if let Some(o) = on {
+                    conjuncts(o.clone(), &mut on_quals);
+                }
+                let (lplan, llayout, rplan, rlayout, on_quals, above) = match kind {
+                    JoinKind::Inner => {
+                        // Inner joins: WHERE and ON conjuncts can all move down.
+                        let mut all: Vec<(Vec<usize>, Expr)> = on_quals
+                            .into_iter()
+                            .chain(quals)
+                            .map(|e| {
+                                let mut r = Vec::new();
+                                referenced_rtes(&e, 0, &mut r);
+                                (r, e)
+                            })
+                            .collect();
+                        let mut lr = Vec::new();
+                        rtes_of(left, &mut lr);
+                        let mut rr = Vec::new();
+                        rtes_of(right, &mut rr);
+                        let lq = take_matching(&mut all, |r| !r.is_empty() && r.iter().all(|x| lr.contains(x)));
+                        let rq = take_matching(&mut all, |r| !r.is_empty() && r.iter().all(|x| rr.contains(x)));
+                        let (lp, ll) = self.plan_from_item(q, left, lq, with_keys)?;
+                        let (rp, rl) = self.plan_from_item(q, right, rq, with_keys)?;
+                        (lp, ll, rp, rl, all.into_iter().map(|(_, e)| e).collect::<Vec<_>>(), Vec::new())
+                    }
+                    _ => {
+                        // Outer joins: ON conditions on the nullable side only may
+                        // move into it; WHERE conditions stay above the join.
+                        let mut lr = Vec::new();
+                        rtes_of(left, &mut lr);
+                        let mut rr = Vec::new();
+                        rtes_of(right, &mut rr);
+                        let mut on_refs: Vec<(Vec<usize>, Expr)> = on_quals
+                            .into_iter()
+                            .map(|e| {
+                                let mut r = Vec::new();
+                                referenced_rtes(&e, 0, &mut r);
+                                (r, e)
+                            })
+                            .collect();
+                        let rq = if *kind == JoinKind::Left {
+                            take_matching(&mut on_refs, |r| !r.is_empty() && r.iter().all(|x| rr.contains(x)))
+                        } else {
+                            Vec::new()
+                        };
+                        let lq = if *kind == JoinKind::Right {
+                            take_matching(&mut on_refs, |r| !r.is_empty() && r.iter().all(|x| lr.contains(x)))
+                        } else {
+                            Vec::new()
+                        };
+                        let (lp, ll) = self.plan_from_item(q, left, lq, with_keys)?;
+                        let (rp, rl) = self.plan_from_item(q, right, rq, with_keys)?;
+                        (lp, ll, rp, rl, on_refs.into_iter().map(|(_, e)| e).collect(), quals)
+                    }
+                };
+                let (mut plan, layout) = self.make_join(*kind, lplan, llayout, rplan, rlayout, on_quals)?;
+                if let Some(pred) = self.convert_all(above, &layout)? {
+                    plan = Plan::Filter { input: plan.boxed(), predicate: pred };
+                }
+                Ok((plan, layout))
+            }
+        }
+    }
+
+    /// Joins two planned inputs: a hash join on equality conditions
+    /// between them, else a nested loop over the materialized right side.
+    fn make_join(
+        &mut self,
+        kind: JoinKind,
+        lplan: Plan,
+        llayout: Layout,
+        rplan: Plan,
+        rlayout: Layout,
+        quals: Vec<Expr>,
+    ) -> PgResult<(Plan, Layout)> {
+        let layout = Layout::concat(&llayout, &rlayout);
+        let lrtes = llayout.rtes();
+        let rrtes = rlayout.rtes();
+        let mut left_keys = Vec::new();
+        let mut right_keys = Vec::new();
+        let mut rest = Vec::new();
+        for qual in quals {
+            if let Some((a, b)) = hashable_equality(self.b, &qual) {
+                let mut ra = Vec::new();
+                referenced_rtes(&a, 0, &mut ra);
+                let mut rb = Vec::new();
+                referenced_rtes(&b, 0, &mut rb);
+                let a_left = !ra.is_empty() && ra.iter().all(|r| lrtes.contains(r));
+                let a_right = !ra.is_empty() && ra.iter().all(|r| rrtes.contains(r));
+                let b_left = !rb.is_empty() && rb.iter().all(|r| lrtes.contains(r));
+                let b_right = !rb.is_empty() && rb.iter().all(|r| rrtes.contains(r));
+                if a_left && b_right && !a.is_volatile() && !b.is_volatile() {
+                    left_keys.push(self.set_refs(a, &llayout)?);
+                    right_keys.push(self.set_refs(b, &rlayout)?);
+                    continue;
+                }
+                if a_right && b_left && !a.is_volatile() && !b.is_volatile() {
+                    left_keys.push(self.set_refs(b, &llayout)?);
+                    right_keys.push(self.set_refs(a, &rlayout)?);
+                    continue;
+                }
+            }
+            rest.push(qual);
+        }
+        let predicate = self.convert_all(rest, &layout)?;
+        let (left_width, right_width) = (llayout.width, rlayout.width);
+        let plan = if !left_keys.is_empty() {
+            Plan::HashJoin { left: lplan.boxed(), right: rplan.boxed(), kind, left_keys, right_keys, predicate, left_width, right_width }
+        } else {
+            let right = match rplan {
+                p @ (Plan::Values { .. } | Plan::Result { .. } | Plan::Materialize { .. }) => p,
+                p => Plan::Materialize { input: p.boxed() },
+            };
+            Plan::NestedLoop { left: lplan.boxed(), right: right.boxed(), kind, predicate, left_width, right_width }
+        };
+        Ok((plan, layout))
+    }
+
+    fn plan_rte(&mut self, q: &Query, idx: usize, quals: Vec<Expr>, with_keys: bool) -> PgResult<(Plan, Layout)> {
+        let rte = &q.rtable[idx];
+        match &rte.kind {
+            RteKind::Relation(rel) => {
+                let ncols = rte.col_names.len();
+                let with_key = with_keys || q.result_rte == Some(idx);
+                let layout = Layout::single(idx, ncols, with_key);
+                let mut converted = Vec::with_capacity(quals.len());
+                for qual in quals {
+                    converted.push(self.set_refs(qual, &layout)?);
+                }
+                let (method, reverse) = access::choose_scan(self.b, self.catalog, rel, &converted);
+                let filter = and_all(converted);
+                Ok((Plan::Scan { rel: rel.clone(), method, filter, with_key, reverse }, layout))
+            }
+            RteKind::Subquery(sq) => {
+                let (plan, _) = self.plan_subquery(sq, true)?;
+                let layout = Layout::single(idx, rte.col_names.len(), false);
+                let mut plan = plan;
+                if let Some(pred) = self.convert_all(quals, &layout)? {
+                    plan = Plan::Filter { input: plan.boxed(), predicate: pred };
+                }
+                Ok((plan, layout))
+            }
+            RteKind::Values(rows) => {
+                let empty = Layout::default();
+                let mut prow = Vec::with_capacity(rows.len());
+                for r in rows {
+                    let mut out = Vec::with_capacity(r.len());
+                    for e in r {
+                        out.push(self.set_refs(e.clone(), &empty)?);
+                    }
+                    prow.push(out);
+                }
+                let width = rte.col_names.len();
+                let layout = Layout::single(idx, width, false);
+                let mut plan = Plan::Values { rows: prow, width };
+                if let Some(pred) = self.convert_all(quals, &layout)? {
+                    plan = Plan::Filter { input: plan.boxed(), predicate: pred };
+                }
+                Ok((plan, layout))
+            }
+            RteKind::Function { call, ordinality, columns_from_record } => {
+                let call = self.set_refs(call.clone(), &Layout::default())?;
+                let width = rte.col_names.len();
+                let layout = Layout::single(idx, width, false);
+                let expand = if *columns_from_record { width - *ordinality as usize } else { 0 };
+                let mut plan = Plan::Function { call, ordinality: *ordinality, expand_record: expand };
+                if let Some(pred) = self.convert_all(quals, &layout)? {
+                    plan = Plan::Filter { input: plan.boxed(), predicate: pred };
+                }
+                Ok((plan, layout))
+            }
+            RteKind::Cte { index, levels_up, recursive_self } => {
+                let def_level = self.depth() - *levels_up as usize;
+                let width = rte.col_names.len();
+                let layout = Layout::single(idx, width, false);
+                let mut plan = if *recursive_self {
+                    let id = self
+                        .worktables
+                        .get(&(def_level, *index))
+                        .copied()
+                        .ok_or_else(|| PgError::unsupported("recursive reference from a nested subquery"))?;
+                    Plan::WorkTable { id }
+                } else {
+                    let cte = self.levels[def_level].ctes[*index].clone();
+                    self.plan_recursive_cte(&cte, def_level, *index)?
+                };
+                if let Some(pred) = self.convert_all(quals, &layout)? {
+                    plan = Plan::Filter { input: plan.boxed(), predicate: pred };
+                }
+                Ok((plan, layout))
+            }
+            RteKind::Join { .. } => Err(PgError::internal("join RTE planned directly")),
+        }
+    }
+
+    fn plan_recursive_cte(&mut self, cte: &Cte, def_level: usize, index: usize) -> PgResult<Plan> {
+        let (base, recursive, all) = cte.recursive_parts.clone().ok_or_else(|| PgError::internal("recursive CTE without parts"))?;
+        let id = self.next_worktable;
+        self.next_worktable += 1;
+        // The CTE's subqueries are one level below the defining query; plan
+        // them as inline levels at the right depth.
+        let saved: Vec<LevelInfo> = self.levels.drain(def_level + 1..).collect();
+        let (base_plan, _) = self.plan_subquery(&base, true)?;
+        self.worktables.insert((def_level, index), id);
+        let rec = self.plan_subquery(&recursive, true);
+        self.worktables.remove(&(def_level, index));
+        self.levels.extend(saved);
+        let (rec_plan, _) = rec?;
+        let width = cte.col_types.len();
+        Ok(Plan::RecursiveUnion { base: base_plan.boxed(), recursive: rec_plan.boxed(), all, id, width })
+    }
+
+    // ---------------------------------------------------------------- INSERT / UPDATE / DELETE
+
+    fn plan_modify(&mut self, q: &Query) -> PgResult<Plan> {
+        let result_rte = q.result_rte.ok_or_else(|| PgError::internal("DML without target"))?;
+        let RteKind::Relation(rel) = &q.rtable[result_rte].kind else { return Err(PgError::internal("DML target")) };
+        let rel = rel.clone();
+        let ncols = q.rtable[result_rte].col_names.len();
+        match q.command {
+            CommandKind::Insert => {
+                let spec = q.insert.as_ref().ok_or_else(|| PgError::internal("INSERT spec"))?;
+                // The source: FROM (VALUES or SELECT) with the completed target list.
+                let (plan, layout) = if q.from.is_empty() {
+                    (Plan::Result { exprs: vec![], filter: None }, Layout::default())
+                } else {
+                    self.plan_from(q, &q.from, Vec::new(), false)?
+                };
+                let exprs = q.targets.iter().map(|t| self.set_refs(t.expr.clone(), &layout)).collect::<PgResult<Vec<_>>>()?;
+                let input = match plan {
+                    Plan::Result { filter: None, .. } => Plan::Result { exprs, filter: None },
+                    p => Plan::Project { input: p.boxed(), exprs },
+                };
+                let new_layout = Layout::single(result_rte, ncols, false);
+                let returning = q.returning.iter().map(|t| self.set_refs(t.expr.clone(), &new_layout)).collect::<PgResult<Vec<_>>>()?;
+                let on_conflict = match &spec.on_conflict {
+                    None => None,
+                    Some(OnConflict::Nothing { arbiter }) => {
+                        Some(OnConflictPlan { arbiter: *arbiter, do_update: false, set: vec![], filter: None })
+                    }
+                    Some(OnConflict::Update { arbiter, set, filter }) => {
+                        // Over (existing row ++ proposed row): the EXCLUDED rte is the last one.
+                        let excluded = q.rtable.len() - 1;
+                        let mut l = Layout::single(result_rte, ncols, false);
+                        l.entries.insert(excluded, (ncols, ncols, None));
+                        l.width = ncols * 2;
+                        let set = set.iter().map(|(c, e)| Ok((*c, self.set_refs(e.clone(), &l)?))).collect::<PgResult<Vec<_>>>()?;
+                        let filter = match filter {
+                            Some(f) => Some(self.set_refs(f.clone(), &l)?),
+                            None => None,
+                        };
+                        Some(OnConflictPlan { arbiter: Some(*arbiter), do_update: true, set, filter })
+                    }
+                };
+                Ok(Plan::Modify {
+                    kind: ModifyKind::Insert,
+                    rel,
+                    input: input.boxed(),
+                    update_cols: vec![],
+                    on_conflict,
+                    returning,
+                    old_width: 0,
+                    recheck: None,
+                })
+            }
+            CommandKind::Update | CommandKind::Delete => {
+                let mut quals = Vec::new();
+                if let Some(w) = &q.quals {
+                    conjuncts(w.clone(), &mut quals);
+                }
+                let (plan, layout) = self.plan_from(q, &q.from, quals, false)?;
+                let (off, _, key) = layout.entries[&result_rte];
+                let key = key.ok_or_else(|| PgError::internal("target scanned without key"))?;
+                let mut exprs: Vec<Expr> = (0..ncols).map(|i| Expr::Column(off + i, q.rtable[result_rte].col_types[i])).collect();
+                exprs.push(Expr::Column(key, SqlType::new(oid::BYTEA)));
+                let mut update_cols = Vec::new();
+                for (c, e) in &q.update_set {
+                    update_cols.push(*c);
+                    exprs.push(self.set_refs(e.clone(), &layout)?);
+                }
+                let input = Plan::Project { input: plan.boxed(), exprs };
+                let new_layout = Layout::single(result_rte, ncols, false);
+                let returning = q.returning.iter().map(|t| self.set_refs(t.expr.clone(), &new_layout)).collect::<PgResult<Vec<_>>>()?;
+                let kind = if q.command == CommandKind::Update { ModifyKind::Update } else { ModifyKind::Delete };
+                // Statements reading only their target can be re-evaluated on a
+                // concurrently updated row.
+                let recheck = if q.from.len() == 1 {
+                    let quals = match &q.quals {
+                        Some(w) => Some(self.set_refs(w.clone(), &new_layout)?),
+                        None => None,
+                    };
+                    let set = q.update_set.iter().map(|(_, e)| self.set_refs(e.clone(), &new_layout)).collect::<PgResult<Vec<_>>>()?;
+                    Some(Recheck { quals, set })
+                } else {
+                    None
+                };
+                Ok(Plan::Modify { kind, rel, input: input.boxed(), update_cols, on_conflict: None, returning, old_width: ncols + 1, recheck })
+            }
+            CommandKind::Select => unreachable!(),
+        }
+    }
+}
+
+fn take_matching(pending: &mut Vec<(Vec<usize>, Expr)>, pred: impl Fn(&[usize]) -> bool) -> Vec<Expr> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < pending.len() {
+        if pred(&pending[i].0) {
+            out.push(pending.remove(i).1);
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
+fn collect_aggs(e: &Expr, out: &mut Vec<AggCall>) {
+    e.walk(&mut |x| {
+        if let Expr::Agg(a) = x {
+            if !out.contains(a) {
+                out.push((**a).clone());
+            }
+        }
+    });
+}
+
+fn is_equality(b: &Builtins, e: &Expr) -> bool {
+    matches!(e, Expr::Func { func, args, .. } if args.len() == 2 && b.operator_name_of_proc(func.oid) == Some("="))
+}
+
+/// `a = b` where equal values also hash equally (so a hash join is correct).
+fn hashable_equality(b: &Builtins, e: &Expr) -> Option<(Expr, Expr)> {
+    if let Expr::Func { func, args, .. } = e {
+        if args.len() == 2 && b.operator_name_of_proc(func.oid) == Some("=") {
+            let (ta, tb) = (args[0].ty().oid, args[1].ty().oid);
+            if access::same_key_family(ta, tb) && ta != oid::BPCHAR && ta != oid::RECORD {
+                return Some((args[0].clone(), args[1].clone()));
+            }
+        }
+    }
+    None
+}
+
+
+/// Compiles an expression stored with a relation (CHECK, index expression,
+/// partial index predicate) into one over the relation's live-column rows.
+pub fn compile_relation_expr(
+    catalog: &DbCatalog,
+    settings: &crate::settings::Settings,
+    user: &str,
+    rel: &crate::catalog::Relation,
+    text: &str,
+) -> PgResult<Expr> {
+    let env = crate::analyzer::AnalyzerEnv { catalog, settings, user, temp_namespace: None };
+    let mut a = crate::analyzer::Analyzer::new(env, &[], text);
+    let e = a.analyze_relation_expr(Arc::new(rel.clone()), text, "check constraints")?;
+    let ncols = rel.live_columns().count();
+    let mut p = Planner::new(catalog);
+    p.levels.push(LevelInfo { inline: false, params: Vec::new(), ctes: Vec::new() });
+    p.set_refs(e, &Layout::single(0, ncols, false))
+}
+
+/// The DEFAULT of every live column, as constant-context expressions.
+pub fn compile_defaults(
+    catalog: &DbCatalog,
+    settings: &crate::settings::Settings,
+    user: &str,
+    rel: &crate::catalog::Relation,
+) -> PgResult<Vec<Expr>> {
+    let env = crate::analyzer::AnalyzerEnv { catalog, settings, user, temp_namespace: None };
+    let mut a = crate::analyzer::Analyzer::new(env, &[], "");
+    let mut p = Planner::new(catalog);
+    p.levels.push(LevelInfo { inline: false, params: Vec::new(), ctes: Vec::new() });
+    let mut out = Vec::new();
+    for i in 0..rel.live_columns().count() {
+        let e = a.column_default(rel, i)?;
+        out.push(p.set_refs(e, &Layout::default())?);
+    }
+    Ok(out)
+}

@@ -1,0 +1,527 @@
+//! A connection's SQL state: its database and user, settings, the open
+//! transaction and the catalog that transaction sees, sequence values
+//! seen (currval), and the running of planned statements.
+//!
+//! The protocol layer (tusk-server) owns the transaction *block* state
+//! machine, prepared statements and portals, and calls in here to begin,
+//! commit and roll back transactions and to plan and run statements.
+
+use std::cell::{Cell, Ref, RefCell};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use rand::{Rng, SeedableRng};
+use tusk_storage::{Interrupt, Isolation, Txn};
+use tusk_types::{sqlstate, Datum, Oid, PgError, PgResult, SqlType};
+
+use crate::analyzer::{Analyzer, AnalyzerEnv};
+use crate::catalog::{store, DbCatalog, RelKind};
+use crate::cluster::Cluster;
+use crate::executor::{self, ExecCx, Node, Row, StmtState};
+use crate::functions::Env;
+use crate::parser::ParsedStatement;
+use crate::plan::{OutputColumn, PlannedQuery};
+use crate::planner::Planner;
+use crate::settings::Settings;
+
+pub struct SqlSession {
+    pub cluster: Arc<Cluster>,
+    pub db: Oid,
+    pub db_name: String,
+    pub user: String,
+    pub session_user: String,
+    pub pid: i32,
+    pub settings: RefCell<Settings>,
+    txn: Option<Txn>,
+    /// The catalog this transaction sees, once it has run DDL.
+    txn_catalog: Option<Arc<DbCatalog>>,
+    /// Storage of relations dropped by this transaction, deleted after commit.
+    pending_drops: RefCell<Vec<u32>>,
+    /// Sequences dropped by this transaction, whose state goes after commit.
+    pending_seq_drops: RefCell<Vec<Oid>>,
+    /// Settings as they were before this transaction's first SET (restored on rollback).
+    settings_at_begin: RefCell<Option<Settings>>,
+    /// SET LOCAL: (parameter, value before), restored at transaction end.
+    local_settings: RefCell<Vec<(String, Option<String>)>>,
+    /// Set when this transaction changed databases or roles.
+    pub cluster_changed: bool,
+    /// Databases whose catalogs this transaction changed besides its own.
+    pub temp_namespace: Option<Oid>,
+    pub interrupt: Arc<Interrupt>,
+    currvals: RefCell<HashMap<Oid, i64>>,
+    last_sequence: Cell<Option<Oid>>,
+    pub txn_start: i64,
+    pub stmt_start: Cell<i64>,
+    rng: RefCell<rand::rngs::StdRng>,
+    /// Notices raised while running a statement, for the protocol to send.
+    pub notices: RefCell<Vec<PgError>>,
+    pub read_only: bool,
+    pub in_block: Cell<bool>,
+}
+
+/// Microseconds since 2000-01-01 UTC, PostgreSQL's timestamp epoch.
+pub fn now_micros() -> i64 {
+    let d = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    d.as_micros() as i64 - 946_684_800_000_000
+}
+
+impl SqlSession {
+    pub fn new(cluster: Arc<Cluster>, db_name: &str, user: &str, pid: i32) -> PgResult<SqlSession> {
+        let db = cluster.database_oid(db_name)?;
+        let cat = cluster.cluster_catalog();
+        let database = cat.databases.get(&db).expect("found above");
+        if !database.allow_connections {
+            return Err(PgError::fatal(
+                sqlstate::OBJECT_NOT_IN_PREREQUISITE_STATE,
+                format!("database \"{db_name}\" is not currently accepting connections"),
+            ));
+        }
+        let role = cat
+            .role_by_name(user)
+            .ok_or_else(|| PgError::fatal(sqlstate::INVALID_AUTHORIZATION_SPECIFICATION, format!("role \"{user}\" does not exist")))?;
+        let mut settings = Settings::default();
+        settings.set_internal("session_authorization", user);
+        settings.set_internal("is_superuser", if role.superuser { "on" } else { "off" });
+        Ok(SqlSession {
+            cluster,
+            db,
+            db_name: db_name.to_string(),
+            user: user.to_string(),
+            session_user: user.to_string(),
+            pid,
+            settings: RefCell::new(settings),
+            txn: None,
+            txn_catalog: None,
+            pending_drops: RefCell::new(Vec::new()),
+            pending_seq_drops: RefCell::new(Vec::new()),
+            settings_at_begin: RefCell::new(None),
+            local_settings: RefCell::new(Vec::new()),
+            cluster_changed: false,
+            temp_namespace: None,
+            interrupt: Interrupt::new(),
+            currvals: RefCell::new(HashMap::new()),
+            last_sequence: Cell::new(None),
+            txn_start: now_micros(),
+            stmt_start: Cell::new(now_micros()),
+            rng: RefCell::new(rand::rngs::StdRng::from_entropy()),
+            notices: RefCell::new(Vec::new()),
+            read_only: false,
+            in_block: Cell::new(false),
+        })
+    }
+
+    // ---------------------------------------------------------------- transactions
+
+    pub fn in_transaction(&self) -> bool {
+        self.txn.is_some()
+    }
+
+    pub fn txn(&self) -> PgResult<&Txn> {
+        self.txn.as_ref().ok_or_else(|| PgError::internal("no transaction in progress"))
+    }
+
+    pub fn begin(&mut self, isolation: Option<Isolation>) {
+        debug_assert!(self.txn.is_none());
+        let settings = self.settings.borrow();
+        let iso = isolation.unwrap_or(if settings.default_isolation_repeatable { Isolation::RepeatableRead } else { Isolation::ReadCommitted });
+        let mut txn = self.cluster.engine.begin(iso, settings.synchronous_commit);
+        self.read_only = settings.default_read_only;
+        drop(settings);
+        txn.set_interrupt(self.interrupt.clone());
+        self.txn = Some(txn);
+        self.txn_start = now_micros();
+    }
+
+    /// Changes the isolation level of a transaction that has not run a statement yet.
+    pub fn set_isolation(&mut self, isolation: Isolation) -> PgResult<()> {
+        if let Some(t) = self.txn.as_mut() {
+            t.set_isolation(isolation);
+        }
+        Ok(())
+    }
+
+    pub fn isolation(&self) -> Option<Isolation> {
+        self.txn.as_ref().map(|t| t.isolation())
+    }
+
+    /// Starts a statement: a fresh snapshot under READ COMMITTED.
+    pub fn begin_statement(&mut self) {
+        self.stmt_start.set(now_micros());
+        if let Some(t) = self.txn.as_mut() {
+            t.begin_statement();
+        }
+    }
+
+    pub fn commit(&mut self) -> PgResult<()> {
+        let Some(txn) = self.txn.take() else { return Ok(()) };
+        let ddl = self.txn_catalog.take().is_some();
+        let drops = std::mem::take(&mut *self.pending_drops.borrow_mut());
+        let seq_drops = std::mem::take(&mut *self.pending_seq_drops.borrow_mut());
+        let cluster_changed = std::mem::replace(&mut self.cluster_changed, false);
+        let result = txn.commit();
+        if cluster_changed {
+            self.cluster.reload_cluster()?;
+        }
+        if ddl {
+            self.cluster.reload_database(self.db)?;
+        }
+        if result.is_ok() {
+            self.cluster.drop_storage(&drops);
+            for seq in seq_drops {
+                let _ = self.cluster.sequences.drop(seq);
+            }
+            self.end_settings_transaction(true);
+        } else {
+            self.end_settings_transaction(false);
+        }
+        result
+    }
+
+    /// Settings are transactional: SET in a rolled-back transaction is
+    /// undone, SET LOCAL lasts until the transaction ends.
+    fn end_settings_transaction(&self, committed: bool) {
+        let before = self.settings_at_begin.borrow_mut().take();
+        let locals = std::mem::take(&mut *self.local_settings.borrow_mut());
+        if !committed {
+            if let Some(b) = before {
+                *self.settings.borrow_mut() = b;
+            }
+            return;
+        }
+        let mut settings = self.settings.borrow_mut();
+        for (name, old) in locals.into_iter().rev() {
+            let _ = match old {
+                Some(v) => settings.set(&name, &v),
+                None => settings.reset(&name),
+            };
+        }
+    }
+
+    /// Called before a SET changes `name`.
+    pub fn remember_setting(&self, name: &str, local: bool) {
+        if self.txn.is_some() && self.settings_at_begin.borrow().is_none() {
+            *self.settings_at_begin.borrow_mut() = Some(self.settings.borrow().clone());
+        }
+        if local {
+            let old = self.settings.borrow().show(name).ok();
+            self.local_settings.borrow_mut().push((name.to_string(), old));
+        }
+    }
+
+    pub fn remember_all_settings(&self) {
+        if self.txn.is_some() && self.settings_at_begin.borrow().is_none() {
+            *self.settings_at_begin.borrow_mut() = Some(self.settings.borrow().clone());
+        }
+    }
+
+    /// Records storage to delete once this transaction commits.
+    pub fn note_drop(&self, storage_id: u32) {
+        self.pending_drops.borrow_mut().push(storage_id);
+    }
+
+    pub fn note_sequence_drop(&self, seq: Oid) {
+        self.pending_seq_drops.borrow_mut().push(seq);
+    }
+
+    pub fn rollback(&mut self) {
+        if let Some(txn) = self.txn.take() {
+            txn.rollback();
+        }
+        self.txn_catalog = None;
+        self.pending_drops.borrow_mut().clear();
+        self.pending_seq_drops.borrow_mut().clear();
+        self.cluster_changed = false;
+        self.end_settings_transaction(false);
+    }
+
+    pub fn savepoint(&mut self) -> PgResult<()> {
+        self.txn()?.savepoint();
+        Ok(())
+    }
+
+    pub fn rollback_to_savepoint(&mut self) -> PgResult<()> {
+        self.txn()?.rollback_to_savepoint()?;
+        if self.txn_catalog.is_some() {
+            self.reload_txn_catalog()?;
+        }
+        Ok(())
+    }
+
+    // ---------------------------------------------------------------- catalog
+
+    /// The catalog as this transaction sees it.
+    pub fn catalog(&self) -> PgResult<Arc<DbCatalog>> {
+        match &self.txn_catalog {
+            Some(c) => Ok(c.clone()),
+            None => self.cluster.catalog(self.db),
+        }
+    }
+
+    /// After a DDL statement: re-read the catalog through the transaction.
+    pub fn reload_txn_catalog(&mut self) -> PgResult<()> {
+        let txn = self.txn()?;
+        let cat = store::load_database(txn, self.db)?;
+        self.txn_catalog = Some(Arc::new(cat));
+        Ok(())
+    }
+
+    pub fn has_uncommitted_ddl(&self) -> bool {
+        self.txn_catalog.is_some()
+    }
+
+    pub fn analyzer<'a>(&'a self, catalog: &'a DbCatalog, settings: &'a Settings, params: &[SqlType], sql: &'a str) -> Analyzer<'a> {
+        Analyzer::new(AnalyzerEnv { catalog, settings, user: &self.user, temp_namespace: self.temp_namespace }, params, sql)
+    }
+
+    // ---------------------------------------------------------------- queries
+
+    /// Analyzes and plans a query statement; returns the plan and the
+    /// parameter types (as given or inferred).
+    pub fn plan_query(&self, stmt: &ParsedStatement, sql: &str, param_types: &[SqlType]) -> PgResult<(Arc<PlannedQuery>, Vec<SqlType>)> {
+        let catalog = self.catalog()?;
+        let settings = self.settings.borrow();
+        let mut a = self.analyzer(&catalog, &settings, param_types, sql);
+        let q = a.analyze(&stmt.node)?;
+        let params = a.final_param_types()?;
+        let mut p = Planner::new(&catalog);
+        let planned = p.plan_statement(&q)?;
+        Ok((Arc::new(planned), params))
+    }
+
+    /// Starts running a planned query.
+    pub fn start_query(&self, planned: Arc<PlannedQuery>, params: Vec<Datum>) -> PgResult<QueryRun> {
+        if planned.has_modify && self.read_only {
+            return Err(PgError::new(sqlstate::READ_ONLY_SQL_TRANSACTION, "cannot execute INSERT in a read-only transaction"));
+        }
+        let catalog = self.catalog()?;
+        let state = Box::new(StmtState::default());
+        let mut run = QueryRun { node: None, state, params, catalog, columns: planned.columns.clone(), planned, finished: false };
+        {
+            let env = SessionEnv { s: self, catalog: &run.catalog };
+            let cx = run.cx(self.txn()?, &env);
+            let node = executor::build(&run.planned.plan, &cx)?;
+            // SAFETY-free: the node owns its data; the borrow of cx ends here.
+            drop(cx);
+            run.node = Some(node);
+        }
+        Ok(run)
+    }
+
+    /// Runs `f` with an execution context over this session's transaction
+    /// (for DDL that reads or writes rows: index builds, validation).
+    pub fn with_exec<T>(&self, catalog: &DbCatalog, f: impl FnOnce(&ExecCx) -> PgResult<T>) -> PgResult<T> {
+        let env = SessionEnv { s: self, catalog };
+        let state = StmtState::default();
+        let work_mem_bytes = self.settings.borrow().work_mem_kb as usize * 1024;
+        let cx = ExecCx { txn: self.txn()?, env: &env, catalog, params: &[], outer: &[], state: &state, work_mem_bytes };
+        f(&cx)
+    }
+
+    // ---------------------------------------------------------------- sequences
+
+    fn sequence_info(&self, catalog: &DbCatalog, seq: Oid) -> PgResult<(String, crate::catalog::SequenceInfo)> {
+        let rel = catalog.relation(seq).ok_or_else(|| PgError::new(sqlstate::UNDEFINED_TABLE, format!("could not open relation with OID {seq}")))?;
+        if rel.kind != RelKind::Sequence {
+            return Err(PgError::new(sqlstate::WRONG_OBJECT_TYPE, format!("\"{}\" is not a sequence", rel.name)));
+        }
+        Ok((rel.name.clone(), rel.sequence.clone().ok_or_else(|| PgError::internal("sequence without parameters"))?))
+    }
+}
+
+/// A query being executed (a portal's engine).
+pub struct QueryRun {
+    node: Option<Box<dyn Node>>,
+    state: Box<StmtState>,
+    params: Vec<Datum>,
+    catalog: Arc<DbCatalog>,
+    pub columns: Vec<OutputColumn>,
+    pub planned: Arc<PlannedQuery>,
+    finished: bool,
+}
+
+impl QueryRun {
+    fn cx<'a>(&'a self, txn: &'a Txn, env: &'a SessionEnv<'a>) -> ExecCx<'a> {
+        ExecCx {
+            txn,
+            env,
+            catalog: &self.catalog,
+            params: &self.params,
+            outer: &[],
+            state: &self.state,
+            work_mem_bytes: env.s.settings.borrow().work_mem_kb as usize * 1024,
+        }
+    }
+
+    /// Produces up to `max` rows (0 = all) into `sink`; returns true when the query is complete.
+    pub fn fetch(&mut self, session: &SqlSession, max: usize, sink: &mut dyn FnMut(Row) -> PgResult<()>) -> PgResult<bool> {
+        if self.finished {
+            return Ok(true);
+        }
+        let txn = session.txn()?;
+        let env = SessionEnv { s: session, catalog: &self.catalog };
+        let mut node = self.node.take().ok_or_else(|| PgError::internal("query already failed"))?;
+        let result = (|| {
+            let cx = self.cx(txn, &env);
+            let mut n = 0usize;
+            loop {
+                if max > 0 && n >= max {
+                    return Ok(false);
+                }
+                match node.next(&cx)? {
+                    Some(row) => {
+                        sink(row)?;
+                        n += 1;
+                    }
+                    None => return Ok(true),
+                }
+            }
+        })();
+        self.node = Some(node);
+        if let Ok(true) = result {
+            self.finished = true;
+        }
+        result
+    }
+
+    /// Rows inserted/updated/deleted so far.
+    pub fn rows_modified(&self) -> u64 {
+        self.state.modified.get()
+    }
+
+    pub fn is_finished(&self) -> bool {
+        self.finished
+    }
+}
+
+/// The `Env` functions see: the session plus the statement's catalog.
+pub struct SessionEnv<'a> {
+    pub s: &'a SqlSession,
+    pub catalog: &'a DbCatalog,
+}
+
+impl<'a> Env for SessionEnv<'a> {
+    fn settings(&self) -> Ref<'_, Settings> {
+        self.s.settings.borrow()
+    }
+    fn catalog(&self) -> &DbCatalog {
+        self.catalog
+    }
+    fn transaction_timestamp(&self) -> i64 {
+        self.s.txn_start
+    }
+    fn statement_timestamp(&self) -> i64 {
+        self.s.stmt_start.get()
+    }
+    fn current_user(&self) -> String {
+        self.s.user.clone()
+    }
+    fn session_user(&self) -> String {
+        self.s.session_user.clone()
+    }
+    fn current_database(&self) -> String {
+        self.s.db_name.clone()
+    }
+    fn backend_pid(&self) -> i32 {
+        self.s.pid
+    }
+    fn nextval(&self, seq: Oid) -> PgResult<i64> {
+        if self.s.read_only {
+            return Err(PgError::new(sqlstate::READ_ONLY_SQL_TRANSACTION, "cannot execute nextval() in a read-only transaction"));
+        }
+        let (name, info) = self.s.sequence_info(self.catalog, seq)?;
+        let v = self.s.cluster.sequences.nextval(seq, &name, &info)?;
+        self.s.currvals.borrow_mut().insert(seq, v);
+        self.s.last_sequence.set(Some(seq));
+        Ok(v)
+    }
+    fn currval(&self, seq: Oid) -> PgResult<i64> {
+        let (name, _) = self.s.sequence_info(self.catalog, seq)?;
+        self.s.currvals.borrow().get(&seq).copied().ok_or_else(|| {
+            PgError::new(
+                sqlstate::OBJECT_NOT_IN_PREREQUISITE_STATE,
+                format!("currval of sequence \"{name}\" is not yet defined in this session"),
+            )
+        })
+    }
+    fn lastval(&self) -> PgResult<i64> {
+        let seq = self
+            .s
+            .last_sequence
+            .get()
+            .ok_or_else(|| PgError::new(sqlstate::OBJECT_NOT_IN_PREREQUISITE_STATE, "lastval is not yet defined in this session"))?;
+        self.s.currvals.borrow().get(&seq).copied().ok_or_else(|| PgError::internal("lastval"))
+    }
+    fn setval(&self, seq: Oid, value: i64, is_called: bool) -> PgResult<i64> {
+        let (name, info) = self.s.sequence_info(self.catalog, seq)?;
+        self.s.cluster.sequences.setval(seq, &name, &info, value, is_called)?;
+        if is_called {
+            self.s.currvals.borrow_mut().insert(seq, value);
+            self.s.last_sequence.set(Some(seq));
+        }
+        Ok(value)
+    }
+    fn set_config(&self, name: &str, value: Option<&str>, is_local: bool) -> PgResult<String> {
+        let _ = is_local;
+        let mut s = self.s.settings.borrow_mut();
+        match value {
+            Some(v) => s.set(name, v)?,
+            None => s.reset(name)?,
+        }
+        s.show(name)
+    }
+    fn random(&self) -> f64 {
+        self.s.rng.borrow_mut().gen::<f64>()
+    }
+    fn set_seed(&self, seed: f64) {
+        let bits = (seed * i64::MAX as f64) as u64;
+        *self.s.rng.borrow_mut() = rand::rngs::StdRng::seed_from_u64(bits);
+    }
+    fn relation_name(&self, oid: Oid) -> Option<String> {
+        let rel = self.catalog.relation(oid)?;
+        let settings = self.s.settings.borrow();
+        let temp = self.s.temp_namespace;
+        let catalog = self.catalog;
+        let a = Analyzer::new(AnalyzerEnv { catalog, settings: &settings, user: &self.s.user, temp_namespace: temp }, &[], "");
+        let visible = a.lookup_relation(None, &rel.name).map(|r| r.oid == oid).unwrap_or(false);
+        Some(if visible {
+            crate::functions::quote_ident(&rel.name)
+        } else {
+            format!("{}.{}", crate::functions::quote_ident(catalog.namespace_name(rel.namespace)), crate::functions::quote_ident(&rel.name))
+        })
+    }
+    fn lookup_relation_oid(&self, name: &str) -> PgResult<Oid> {
+        let parts = crate::functions::parse_qualified_name(name)?;
+        let settings = self.s.settings.borrow();
+        let a = Analyzer::new(
+            AnalyzerEnv { catalog: self.catalog, settings: &settings, user: &self.s.user, temp_namespace: self.s.temp_namespace },
+            &[],
+            "",
+        );
+        let (schema, rel) = match parts.as_slice() {
+            [r] => (None, r.as_str()),
+            [s, r] => (Some(s.as_str()), r.as_str()),
+            [_, s, r] => (Some(s.as_str()), r.as_str()),
+            _ => return Err(PgError::new(sqlstate::INVALID_NAME, format!("improper relation name (too many dotted names): {name}"))),
+        };
+        a.lookup_relation(schema, rel)
+            .map(|r| r.oid)
+            .ok_or_else(|| PgError::new(sqlstate::UNDEFINED_TABLE, format!("relation \"{name}\" does not exist")))
+    }
+    fn check_interrupts(&self) -> PgResult<()> {
+        self.s.interrupt.check()
+    }
+    fn sleep(&self, seconds: f64) -> PgResult<()> {
+        let end = std::time::Instant::now() + std::time::Duration::from_secs_f64(seconds.max(0.0).min(1e9));
+        loop {
+            self.s.interrupt.check()?;
+            let now = std::time::Instant::now();
+            if now >= end {
+                return Ok(());
+            }
+            std::thread::sleep((end - now).min(std::time::Duration::from_millis(10)));
+        }
+    }
+    fn in_transaction_block(&self) -> bool {
+        self.s.in_block.get()
+    }
+}

@@ -1,0 +1,633 @@
+//! Run-time settings (GUCs): SET, SHOW, RESET, set_config, current_setting,
+//! pg_settings.
+//!
+//! The list of parameters, their boot values, types, units and limits is
+//! PostgreSQL 15's own (recorded into `catalog/builtin/pg_settings.tsv`), so
+//! SHOW answers every parameter a client may ask about. A handful of them
+//! change Tusk's behaviour; their parsed values are cached in typed fields.
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use tusk_types::datetime::{self, DateTimeSettings};
+use tusk_types::{sqlstate, PgError, PgResult};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VarType {
+    Bool,
+    Integer,
+    Real,
+    String,
+    Enum,
+}
+
+#[derive(Clone, Debug)]
+pub struct GucDef {
+    pub name: String,
+    pub boot: String,
+    pub unit: String,
+    pub category: String,
+    pub short_desc: String,
+    /// internal, postmaster, sighup, superuser-backend, backend, superuser, user
+    pub context: String,
+    pub vartype: VarType,
+    pub min: String,
+    pub max: String,
+    pub enumvals: Vec<String>,
+    pub extra_desc: String,
+}
+
+pub const SERVER_VERSION: &str = "15.18 (Tusk 0.1.0)";
+pub const SERVER_VERSION_NUM: &str = "150018";
+
+struct GucTable {
+    defs: Vec<GucDef>,
+    by_name: HashMap<String, usize>,
+}
+
+fn table() -> &'static GucTable {
+    static TABLE: OnceLock<GucTable> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        let mut defs = Vec::new();
+        for line in include_str!("catalog/builtin/pg_settings.tsv").lines() {
+            let f: Vec<&str> = line.split('\t').collect();
+            if f.len() < 11 {
+                continue;
+            }
+            let mut d = GucDef {
+                name: f[0].to_string(),
+                boot: f[1].to_string(),
+                unit: f[2].to_string(),
+                category: f[3].to_string(),
+                short_desc: f[4].to_string(),
+                context: f[5].to_string(),
+                vartype: match f[6] {
+                    "bool" => VarType::Bool,
+                    "integer" => VarType::Integer,
+                    "real" => VarType::Real,
+                    "enum" => VarType::Enum,
+                    _ => VarType::String,
+                },
+                min: f[7].to_string(),
+                max: f[8].to_string(),
+                enumvals: if f[9].is_empty() { Vec::new() } else { f[9].split(',').map(str::to_string).collect() },
+                extra_desc: f[10].to_string(),
+            };
+            // Values that describe this server rather than the recording one.
+            match d.name.as_str() {
+                "server_version" => d.boot = SERVER_VERSION.into(),
+                "server_encoding" | "client_encoding" => d.boot = "UTF8".into(),
+                "lc_collate" | "lc_ctype" | "lc_messages" | "lc_monetary" | "lc_numeric" | "lc_time" => d.boot = "C.UTF-8".into(),
+                "TimeZone" | "log_timezone" => d.boot = default_timezone(),
+                "DateStyle" => d.boot = "ISO, MDY".into(),
+                "default_text_search_config" => d.boot = "pg_catalog.english".into(),
+                "max_connections" => d.boot = "100".into(),
+                "shared_buffers" => d.boot = "16384".into(),
+                "transaction_isolation" => d.boot = "read committed".into(),
+                _ => {}
+            }
+            defs.push(d);
+        }
+        let by_name = defs.iter().enumerate().map(|(i, d)| (d.name.to_ascii_lowercase(), i)).collect();
+        GucTable { defs, by_name }
+    })
+}
+
+/// The server's time zone: $TZ, else /etc/timezone, else the /etc/localtime
+/// link, else UTC — as initdb picks the system zone.
+fn default_timezone() -> String {
+    if let Ok(tz) = std::env::var("TZ") {
+        if datetime::parse_timezone(&tz).is_ok() {
+            return tz;
+        }
+    }
+    if let Ok(s) = std::fs::read_to_string("/etc/timezone") {
+        let s = s.trim();
+        if !s.is_empty() && datetime::parse_timezone(s).is_ok() {
+            return s.to_string();
+        }
+    }
+    if let Ok(target) = std::fs::read_link("/etc/localtime") {
+        let t = target.to_string_lossy();
+        if let Some(i) = t.find("zoneinfo/") {
+            let name = &t[i + 9..];
+            if datetime::parse_timezone(name).is_ok() {
+                return name.to_string();
+            }
+        }
+    }
+    "Etc/UTC".to_string()
+}
+
+pub fn all_defs() -> &'static [GucDef] {
+    &table().defs
+}
+
+pub fn lookup_def(name: &str) -> Option<&'static GucDef> {
+    let t = table();
+    t.by_name.get(&name.to_ascii_lowercase()).map(|&i| &t.defs[i])
+}
+
+fn unrecognized(name: &str) -> PgError {
+    PgError::new(sqlstate::UNDEFINED_OBJECT, format!("unrecognized configuration parameter \"{name}\""))
+}
+
+fn invalid_value(name: &str, value: &str) -> PgError {
+    PgError::new(sqlstate::INVALID_PARAMETER_VALUE, format!("invalid value for parameter \"{name}\": \"{value}\""))
+}
+
+/// A session's settings.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    /// Current values by lower-case name, in canonical text form; absent = boot value.
+    values: HashMap<String, String>,
+    /// Custom (dotted) parameters, e.g. `myapp.user_id`.
+    custom: HashMap<String, String>,
+    pub datetime: DateTimeSettings,
+    pub extra_float_digits: i32,
+    pub search_path: Vec<String>,
+    pub statement_timeout_ms: u64,
+    pub lock_timeout_ms: u64,
+    pub idle_in_transaction_timeout_ms: u64,
+    pub synchronous_commit: bool,
+    pub bytea_output_hex: bool,
+    pub standard_conforming_strings: bool,
+    pub work_mem_kb: u64,
+    pub default_isolation_repeatable: bool,
+    pub default_read_only: bool,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        let mut s = Settings {
+            values: HashMap::new(),
+            custom: HashMap::new(),
+            datetime: DateTimeSettings::default(),
+            extra_float_digits: 1,
+            search_path: vec!["$user".into(), "public".into()],
+            statement_timeout_ms: 0,
+            lock_timeout_ms: 0,
+            idle_in_transaction_timeout_ms: 0,
+            synchronous_commit: true,
+            bytea_output_hex: true,
+            standard_conforming_strings: true,
+            work_mem_kb: 4096,
+            default_isolation_repeatable: false,
+            default_read_only: false,
+        };
+        let tz = default_timezone();
+        if let Ok(z) = datetime::parse_timezone(&tz) {
+            s.datetime.time_zone = z;
+        }
+        s
+    }
+}
+
+impl Settings {
+    /// SHOW name: the current value in PostgreSQL's display form.
+    pub fn show(&self, name: &str) -> PgResult<String> {
+        let lower = name.to_ascii_lowercase();
+        if lower.contains('.') {
+            return self.custom.get(&lower).cloned().ok_or_else(|| unrecognized(name));
+        }
+        let def = lookup_def(&lower).ok_or_else(|| unrecognized(name))?;
+        let raw = self.values.get(&lower).cloned().unwrap_or_else(|| def.boot.clone());
+        Ok(display_value(def, &raw))
+    }
+
+    /// current_setting(name, missing_ok)
+    pub fn current_setting(&self, name: &str, missing_ok: bool) -> PgResult<Option<String>> {
+        match self.show(name) {
+            Ok(v) => Ok(Some(v)),
+            Err(_) if missing_ok => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The value in base units, as pg_settings.setting shows it.
+    pub fn raw(&self, def: &GucDef) -> String {
+        self.values.get(&def.name.to_ascii_lowercase()).cloned().unwrap_or_else(|| def.boot.clone())
+    }
+
+    /// SET name = value (value already flattened to text, list items joined by ", ").
+    pub fn set(&mut self, name: &str, value: &str) -> PgResult<()> {
+        let lower = name.to_ascii_lowercase();
+        if lower.contains('.') {
+            self.custom.insert(lower, value.to_string());
+            return Ok(());
+        }
+        let def = lookup_def(&lower).ok_or_else(|| unrecognized(name))?;
+        match def.context.as_str() {
+            "internal" => {
+                return Err(PgError::new(
+                    sqlstate::CANT_CHANGE_RUNTIME_PARAM,
+                    format!("parameter \"{}\" cannot be changed", def.name),
+                ))
+            }
+            "postmaster" => {
+                return Err(PgError::new(
+                    sqlstate::CANT_CHANGE_RUNTIME_PARAM,
+                    format!("parameter \"{}\" cannot be changed without restarting the server", def.name),
+                ))
+            }
+            "sighup" | "backend" | "superuser-backend" => {
+                return Err(PgError::new(
+                    sqlstate::CANT_CHANGE_RUNTIME_PARAM,
+                    format!("parameter \"{}\" cannot be changed now", def.name),
+                ))
+            }
+            _ => {}
+        }
+        let canonical = self.validate_and_apply(def, value)?;
+        self.values.insert(lower, canonical);
+        Ok(())
+    }
+
+    /// RESET name
+    pub fn reset(&mut self, name: &str) -> PgResult<()> {
+        let lower = name.to_ascii_lowercase();
+        if lower.contains('.') {
+            self.custom.remove(&lower);
+            return Ok(());
+        }
+        let def = lookup_def(&lower).ok_or_else(|| unrecognized(name))?;
+        self.values.remove(&lower);
+        let boot = def.boot.clone();
+        self.validate_and_apply(def, &boot)?;
+        Ok(())
+    }
+
+    /// Applies a startup-packet parameter (client_encoding, DateStyle, options, ...).
+    pub fn set_from_startup(&mut self, name: &str, value: &str) -> PgResult<()> {
+        match name {
+            "user" | "database" | "replication" | "options" => Ok(()),
+            _ => self.set(name, value),
+        }
+    }
+
+    /// Parameters reported to the client in ParameterStatus, with current values.
+    pub fn reported(&self) -> Vec<(&'static str, String)> {
+        [
+            "application_name",
+            "client_encoding",
+            "DateStyle",
+            "default_transaction_read_only",
+            "in_hot_standby",
+            "integer_datetimes",
+            "IntervalStyle",
+            "is_superuser",
+            "server_encoding",
+            "server_version",
+            "session_authorization",
+            "standard_conforming_strings",
+            "TimeZone",
+        ]
+        .into_iter()
+        .map(|n| (n, self.show(n).unwrap_or_default()))
+        .collect()
+    }
+
+    pub fn is_reported(name: &str) -> Option<&'static str> {
+        let lower = name.to_ascii_lowercase();
+        [
+            "application_name",
+            "client_encoding",
+            "DateStyle",
+            "default_transaction_read_only",
+            "in_hot_standby",
+            "integer_datetimes",
+            "IntervalStyle",
+            "is_superuser",
+            "server_encoding",
+            "server_version",
+            "session_authorization",
+            "standard_conforming_strings",
+            "TimeZone",
+        ]
+        .into_iter()
+        .find(|n| n.to_ascii_lowercase() == lower)
+    }
+
+    /// Internal updates of read-only parameters (session_authorization, is_superuser).
+    pub fn set_internal(&mut self, name: &str, value: &str) {
+        self.values.insert(name.to_ascii_lowercase(), value.to_string());
+    }
+
+    fn validate_and_apply(&mut self, def: &GucDef, value: &str) -> PgResult<String> {
+        let lower = def.name.to_ascii_lowercase();
+        let canonical = match def.vartype {
+            VarType::Bool => {
+                let b = parse_bool(value).ok_or_else(|| {
+                    PgError::new(
+                        sqlstate::INVALID_PARAMETER_VALUE,
+                        format!("parameter \"{}\" requires a Boolean value", def.name),
+                    )
+                })?;
+                if b { "on" } else { "off" }.to_string()
+            }
+            VarType::Integer => {
+                let v = parse_int_with_unit(value, &def.unit).ok_or_else(|| {
+                    let mut e = invalid_value(&def.name, value);
+                    if !def.unit.is_empty() {
+                        e = e.with_hint(unit_hint(&def.unit));
+                    }
+                    e
+                })?;
+                let min: i64 = def.min.parse().unwrap_or(i64::MIN);
+                let max: i64 = def.max.parse().unwrap_or(i64::MAX);
+                if v < min || v > max {
+                    return Err(PgError::new(
+                        sqlstate::INVALID_PARAMETER_VALUE,
+                        format!(
+                            "{} {} is outside the valid range for parameter \"{}\" ({} .. {})",
+                            v,
+                            if def.unit.is_empty() { String::new() } else { def.unit.clone() },
+                            def.name,
+                            min,
+                            max
+                        )
+                        .replace("  ", " "),
+                    ));
+                }
+                v.to_string()
+            }
+            VarType::Real => {
+                let v: f64 = value.trim().parse().map_err(|_| invalid_value(&def.name, value))?;
+                let min: f64 = def.min.parse().unwrap_or(f64::MIN);
+                let max: f64 = def.max.parse().unwrap_or(f64::MAX);
+                if v < min || v > max {
+                    return Err(PgError::new(
+                        sqlstate::INVALID_PARAMETER_VALUE,
+                        format!("{} is outside the valid range for parameter \"{}\" ({} .. {})", v, def.name, min, max),
+                    ));
+                }
+                tusk_types::float::format_float8(v, 0)
+            }
+            VarType::Enum => {
+                let v = value.trim().to_ascii_lowercase();
+                let found = def.enumvals.iter().find(|e| e.to_ascii_lowercase() == v);
+                match found {
+                    Some(e) => e.clone(),
+                    None => {
+                        let list = def.enumvals.iter().map(|e| format!("\"{e}\"")).collect::<Vec<_>>().join(", ");
+                        return Err(invalid_value(&def.name, value).with_hint(format!("Available values: {list}.")));
+                    }
+                }
+            }
+            VarType::String => value.to_string(),
+        };
+        // Parameters that change behaviour: parse into typed fields.
+        let canonical = match lower.as_str() {
+            "datestyle" => {
+                let (style, order) = datetime::parse_datestyle(value, (self.datetime.date_style, self.datetime.date_order))
+                    .map_err(|_| invalid_value(&def.name, value).with_detail(format!("Unrecognized key word: \"{}\".", value.trim())))?;
+                self.datetime.date_style = style;
+                self.datetime.date_order = order;
+                datetime::format_datestyle(style, order)
+            }
+            "timezone" => {
+                let tz = datetime::parse_timezone(value).map_err(|_| invalid_value(&def.name, value))?;
+                let name = tz.name().to_string();
+                self.datetime.time_zone = tz;
+                name
+            }
+            "intervalstyle" => {
+                self.datetime.interval_style = datetime::parse_intervalstyle(&canonical).map_err(|_| invalid_value(&def.name, value))?;
+                canonical
+            }
+            "extra_float_digits" => {
+                self.extra_float_digits = canonical.parse().unwrap_or(1);
+                canonical
+            }
+            "search_path" => {
+                self.search_path = parse_search_path(value);
+                canonical
+            }
+            "statement_timeout" => {
+                self.statement_timeout_ms = canonical.parse().unwrap_or(0);
+                canonical
+            }
+            "lock_timeout" => {
+                self.lock_timeout_ms = canonical.parse().unwrap_or(0);
+                canonical
+            }
+            "idle_in_transaction_session_timeout" => {
+                self.idle_in_transaction_timeout_ms = canonical.parse().unwrap_or(0);
+                canonical
+            }
+            "synchronous_commit" => {
+                self.synchronous_commit = canonical != "off";
+                canonical
+            }
+            "bytea_output" => {
+                self.bytea_output_hex = canonical == "hex";
+                canonical
+            }
+            "work_mem" => {
+                self.work_mem_kb = canonical.parse().unwrap_or(4096);
+                canonical
+            }
+            "standard_conforming_strings" => {
+                if canonical == "off" {
+                    return Err(PgError::unsupported("standard_conforming_strings = off"));
+                }
+                canonical
+            }
+            "client_encoding" => {
+                let v = value.trim().to_ascii_uppercase().replace(['-', '_'], "");
+                if v != "UTF8" && v != "UNICODE" && v != "SQLASCII" {
+                    return Err(PgError::unsupported(format!("client_encoding \"{}\"", value.trim())));
+                }
+                "UTF8".to_string()
+            }
+            "default_transaction_isolation" => {
+                self.default_isolation_repeatable = canonical != "read committed" && canonical != "read uncommitted";
+                canonical
+            }
+            "default_transaction_read_only" => {
+                self.default_read_only = canonical == "on";
+                canonical
+            }
+            _ => canonical,
+        };
+        Ok(canonical)
+    }
+}
+
+/// PostgreSQL's parse_bool: on/off, true/false, yes/no, 1/0 and unique prefixes.
+pub fn parse_bool(value: &str) -> Option<bool> {
+    let v = value.trim().to_ascii_lowercase();
+    if v.is_empty() {
+        return None;
+    }
+    let matches = |word: &str| word.starts_with(v.as_str());
+    match v.as_str() {
+        "on" => return Some(true),
+        "of" | "o" => return None,
+        "off" => return Some(false),
+        "1" => return Some(true),
+        "0" => return Some(false),
+        _ => {}
+    }
+    if matches("true") || matches("yes") {
+        Some(true)
+    } else if matches("false") || matches("no") {
+        Some(false)
+    } else {
+        None
+    }
+}
+
+fn parse_search_path(value: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for item in split_list(value) {
+        out.push(item);
+    }
+    out
+}
+
+/// Splits a comma-separated list of possibly double-quoted identifiers.
+pub fn split_list(value: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut chars = value.chars().peekable();
+    loop {
+        while matches!(chars.peek(), Some(c) if c.is_whitespace()) {
+            chars.next();
+        }
+        if chars.peek().is_none() {
+            break;
+        }
+        let mut item = String::new();
+        if chars.peek() == Some(&'"') {
+            chars.next();
+            while let Some(c) = chars.next() {
+                if c == '"' {
+                    if chars.peek() == Some(&'"') {
+                        chars.next();
+                        item.push('"');
+                    } else {
+                        break;
+                    }
+                } else {
+                    item.push(c);
+                }
+            }
+        } else {
+            while let Some(&c) = chars.peek() {
+                if c == ',' {
+                    break;
+                }
+                item.push(c);
+                chars.next();
+            }
+            item = item.trim().to_ascii_lowercase();
+        }
+        out.push(item);
+        while matches!(chars.peek(), Some(c) if c.is_whitespace()) {
+            chars.next();
+        }
+        if chars.peek() == Some(&',') {
+            chars.next();
+        }
+    }
+    out
+}
+
+fn unit_hint(unit: &str) -> String {
+    match unit {
+        "ms" | "s" | "min" => "Valid units for this parameter are \"us\", \"ms\", \"s\", \"min\", \"h\", and \"d\".".into(),
+        _ => "Valid units for this parameter are \"B\", \"kB\", \"MB\", \"GB\", and \"TB\".".into(),
+    }
+}
+
+/// Memory units in bytes and time units in microseconds.
+fn unit_scale(unit: &str) -> Option<(bool, f64)> {
+    Some(match unit {
+        "B" => (true, 1.0),
+        "kB" => (true, 1024.0),
+        "8kB" => (true, 8192.0),
+        "16MB" => (true, 16.0 * 1024.0 * 1024.0),
+        "MB" => (true, 1024.0 * 1024.0),
+        "GB" => (true, 1024.0 * 1024.0 * 1024.0),
+        "TB" => (true, 1024.0f64.powi(4)),
+        "us" => (false, 1.0),
+        "ms" => (false, 1000.0),
+        "s" => (false, 1_000_000.0),
+        "min" => (false, 60_000_000.0),
+        "h" => (false, 3_600_000_000.0),
+        "d" => (false, 86_400_000_000.0),
+        _ => return None,
+    })
+}
+
+/// An integer setting with an optional unit suffix, converted to the
+/// parameter's base unit (rounded as PostgreSQL rounds).
+fn parse_int_with_unit(value: &str, base_unit: &str) -> Option<i64> {
+    let v = value.trim();
+    let split = v.find(|c: char| !(c.is_ascii_digit() || c == '-' || c == '+' || c == '.')).unwrap_or(v.len());
+    let (num, unit) = (v[..split].trim(), v[split..].trim());
+    if unit.is_empty() {
+        if let Ok(i) = num.parse::<i64>() {
+            return Some(i);
+        }
+        let f: f64 = num.parse().ok()?;
+        return Some(f.round() as i64);
+    }
+    let n: f64 = num.parse().ok()?;
+    let (is_mem, scale) = unit_scale(unit)?;
+    let (base_is_mem, base_scale) = unit_scale(base_unit)?;
+    if is_mem != base_is_mem {
+        return None;
+    }
+    Some((n * scale / base_scale).round() as i64)
+}
+
+/// SHOW's form of a value: integers with units in the largest unit that
+/// divides them exactly ("4MB", "1min").
+fn display_value(def: &GucDef, raw: &str) -> String {
+    if def.vartype != VarType::Integer || def.unit.is_empty() {
+        return raw.to_string();
+    }
+    let Ok(v) = raw.parse::<i64>() else { return raw.to_string() };
+    if v <= 0 {
+        return if def.unit == "kB" || def.unit == "B" || def.unit == "8kB" {
+            format!("{v}{}", if v == 0 || v == -1 { String::new() } else { def.unit.clone() })
+                .replace("-1", "-1")
+        } else {
+            v.to_string()
+        };
+    }
+    let Some((is_mem, base)) = unit_scale(&def.unit) else { return raw.to_string() };
+    let total = v as f64 * base;
+    let units: &[&str] = if is_mem { &["TB", "GB", "MB", "kB", "B"] } else { &["d", "h", "min", "s", "ms", "us"] };
+    for u in units {
+        let (_, s) = unit_scale(u).expect("known unit");
+        if s >= base && (total / s).fract() == 0.0 {
+            return format!("{}{}", (total / s) as i64, u);
+        }
+    }
+    format!("{v}{}", def.unit)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn show_and_set() {
+        let mut s = Settings::default();
+        assert_eq!(s.show("work_mem").unwrap(), "4MB");
+        s.set("work_mem", "64kB").unwrap();
+        assert_eq!(s.show("work_mem").unwrap(), "64kB");
+        s.set("statement_timeout", "5s").unwrap();
+        assert_eq!(s.show("statement_timeout").unwrap(), "5s");
+        assert_eq!(s.statement_timeout_ms, 5000);
+        assert_eq!(s.show("nonexistent").unwrap_err().code, sqlstate::UNDEFINED_OBJECT);
+        s.set("search_path", "a, \"B\"").unwrap();
+        assert_eq!(s.search_path, vec!["a", "B"]);
+        assert!(s.set("server_version", "1").is_err());
+        s.set("myapp.x", "42").unwrap();
+        assert_eq!(s.show("MYAPP.X").unwrap(), "42");
+        assert_eq!(s.show("standard_conforming_strings").unwrap(), "on");
+    }
+}

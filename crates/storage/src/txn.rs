@@ -1,0 +1,375 @@
+//! Transactions: snapshots, row locks, savepoints, commit.
+//!
+//! The interface is deliberately narrow (begin, get, get_for_update, put,
+//! delete, scan, savepoint, commit, rollback) so that another transactional
+//! store of the same shape could sit behind it.
+//!
+//! Isolation follows PostgreSQL:
+//! - READ COMMITTED reads from a snapshot taken at the start of each
+//!   statement. `get_for_update` locks the row, waiting for a concurrent
+//!   writer to finish, and returns the *latest committed* version so the
+//!   executor can re-check it (PostgreSQL's EvalPlanQual).
+//! - REPEATABLE READ reads from one snapshot taken when the transaction
+//!   first reads. Locking a row that changed after that snapshot fails with
+//!   40001, as PostgreSQL's "could not serialize access due to concurrent update".
+//!
+//! The RocksDB transaction is created lazily: a read-only autocommit
+//! statement reads straight from a snapshot and never pays for one.
+
+use std::cell::{Cell, OnceCell, RefCell};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use rocksdb::{ReadOptions, TransactionOptions, WriteOptions};
+use tusk_types::{sqlstate, PgError, PgResult};
+
+use crate::engine::{storage_error, Db, DbSnapshot, Engine};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Isolation {
+    ReadCommitted,
+    RepeatableRead,
+    /// Accepted and run as REPEATABLE READ, as Tusk has no predicate locks yet.
+    Serializable,
+}
+
+/// How long one lock wait lasts before the waiter checks for cancellation
+/// and deadlines; the wait then resumes.
+const LOCK_WAIT_SLICE_MS: i64 = 50;
+
+/// Cancellation and timeouts of the statement running in a session. The
+/// protocol layer sets `cancel` (CancelRequest, pg_cancel_backend); the
+/// session sets the deadline from statement_timeout. Long loops in the
+/// executor and lock waits call `check`.
+#[derive(Debug, Default)]
+pub struct Interrupt {
+    cancel: AtomicBool,
+    terminate: AtomicBool,
+    /// Microseconds since `epoch` after which the statement times out; 0 = none.
+    deadline_us: AtomicU64,
+    lock_deadline_us: AtomicU64,
+    epoch: once_epoch::Epoch,
+}
+
+mod once_epoch {
+    use std::time::Instant;
+    #[derive(Debug)]
+    pub struct Epoch(pub Instant);
+    impl Default for Epoch {
+        fn default() -> Self {
+            Epoch(Instant::now())
+        }
+    }
+}
+
+impl Interrupt {
+    pub fn new() -> Arc<Interrupt> {
+        Arc::new(Interrupt::default())
+    }
+
+    pub fn cancel(&self) {
+        self.cancel.store(true, Ordering::SeqCst);
+    }
+
+    pub fn terminate(&self) {
+        self.terminate.store(true, Ordering::SeqCst);
+        self.cancel.store(true, Ordering::SeqCst);
+    }
+
+    pub fn is_terminated(&self) -> bool {
+        self.terminate.load(Ordering::Relaxed)
+    }
+
+    /// Called at the start of each statement.
+    pub fn start_statement(&self, statement_timeout: Option<Duration>, lock_timeout: Option<Duration>) {
+        self.cancel.store(self.terminate.load(Ordering::Relaxed), Ordering::SeqCst);
+        let now = self.epoch.0.elapsed();
+        let deadline = |d: Option<Duration>| d.map(|d| (now + d).as_micros() as u64).unwrap_or(0);
+        self.deadline_us.store(deadline(statement_timeout), Ordering::SeqCst);
+        self.lock_deadline_us.store(deadline(lock_timeout), Ordering::SeqCst);
+    }
+
+    pub fn end_statement(&self) {
+        self.deadline_us.store(0, Ordering::SeqCst);
+        self.lock_deadline_us.store(0, Ordering::SeqCst);
+    }
+
+    /// Errors with 57014 if the statement was canceled or ran past statement_timeout.
+    #[inline]
+    pub fn check(&self) -> PgResult<()> {
+        if self.cancel.load(Ordering::Relaxed) {
+            if self.terminate.load(Ordering::Relaxed) {
+                return Err(PgError::fatal(
+                    sqlstate::ADMIN_SHUTDOWN,
+                    "terminating connection due to administrator command",
+                ));
+            }
+            return Err(PgError::new(sqlstate::QUERY_CANCELED, "canceling statement due to user request"));
+        }
+        let deadline = self.deadline_us.load(Ordering::Relaxed);
+        if deadline != 0 && self.epoch.0.elapsed().as_micros() as u64 >= deadline {
+            return Err(PgError::new(sqlstate::QUERY_CANCELED, "canceling statement due to statement timeout"));
+        }
+        Ok(())
+    }
+
+    fn check_lock_wait(&self) -> PgResult<()> {
+        self.check()?;
+        let deadline = self.lock_deadline_us.load(Ordering::Relaxed);
+        if deadline != 0 && self.epoch.0.elapsed().as_micros() as u64 >= deadline {
+            return Err(PgError::new(sqlstate::LOCK_NOT_AVAILABLE, "canceling statement due to lock timeout"));
+        }
+        Ok(())
+    }
+}
+
+type RocksTxn = rocksdb::Transaction<'static, Db>;
+
+/// One key-value pair from a scan.
+pub type KeyValue = (Box<[u8]>, Box<[u8]>);
+
+pub struct Txn {
+    engine: Arc<Engine>,
+    isolation: Isolation,
+    sync_commit: bool,
+    /// Created on first need; all methods take `&self` so that plan nodes
+    /// reading and writing within one statement can share the transaction.
+    inner: OnceCell<RocksTxn>,
+    /// READ COMMITTED: the current statement's snapshot.
+    /// (REPEATABLE READ reads at the RocksDB transaction's own snapshot.)
+    snapshot: RefCell<Option<DbSnapshot>>,
+    wrote: Cell<bool>,
+    interrupt: Arc<Interrupt>,
+}
+
+impl Txn {
+    pub(crate) fn new(engine: Arc<Engine>, isolation: Isolation, sync_commit: bool) -> Txn {
+        Txn {
+            engine,
+            isolation,
+            sync_commit,
+            inner: OnceCell::new(),
+            snapshot: RefCell::new(None),
+            wrote: Cell::new(false),
+            interrupt: Arc::new(Interrupt::default()),
+        }
+    }
+
+    pub fn set_interrupt(&mut self, interrupt: Arc<Interrupt>) {
+        self.interrupt = interrupt;
+    }
+
+    pub fn interrupt(&self) -> &Arc<Interrupt> {
+        &self.interrupt
+    }
+
+    pub fn isolation(&self) -> Isolation {
+        self.isolation
+    }
+
+    /// Changes the isolation level; only allowed before the first statement reads.
+    pub fn set_isolation(&mut self, isolation: Isolation) {
+        debug_assert!(self.inner.get().is_none());
+        self.isolation = isolation;
+    }
+
+    pub fn set_sync_commit(&mut self, sync: bool) {
+        self.sync_commit = sync;
+    }
+
+    pub fn engine(&self) -> &Arc<Engine> {
+        &self.engine
+    }
+
+    /// Whether the transaction has written anything.
+    pub fn has_writes(&self) -> bool {
+        self.wrote.get()
+    }
+
+    /// Marks the start of a statement: READ COMMITTED takes a fresh
+    /// snapshot; REPEATABLE READ begins the RocksDB transaction with its
+    /// snapshot at the first statement, as PostgreSQL takes the transaction
+    /// snapshot at the first statement rather than at BEGIN.
+    pub fn begin_statement(&mut self) {
+        match self.isolation {
+            Isolation::ReadCommitted => *self.snapshot.borrow_mut() = Some(self.engine.db().snapshot()),
+            Isolation::RepeatableRead | Isolation::Serializable => {
+                self.rocks();
+            }
+        }
+    }
+
+    fn rocks(&self) -> &RocksTxn {
+        self.inner.get_or_init(|| {
+            let mut wo = WriteOptions::default();
+            wo.set_sync(self.sync_commit);
+            let mut to = TransactionOptions::default();
+            to.set_deadlock_detect(true);
+            to.set_lock_timeout(LOCK_WAIT_SLICE_MS);
+            // REPEATABLE READ: reads and lock validation use the snapshot
+            // the transaction begins with.
+            to.set_snapshot(self.isolation != Isolation::ReadCommitted);
+            self.engine.db().transaction_opt(&wo, &to)
+        })
+    }
+
+    fn read_options(&self) -> ReadOptions {
+        let mut ro = ReadOptions::default();
+        match (&*self.snapshot.borrow(), self.inner.get()) {
+            (Some(s), _) => ro.set_snapshot(s),
+            (None, Some(txn)) => {
+                // Frees only the wrapper; the transaction owns its snapshot.
+                let snap = txn.snapshot();
+                ro.set_snapshot(&snap);
+            }
+            (None, None) => {}
+        }
+        ro
+    }
+
+    /// Reads a key as of the statement's snapshot, including this transaction's own writes.
+    pub fn get(&self, key: &[u8]) -> PgResult<Option<Vec<u8>>> {
+        let ro = self.read_options();
+        match self.inner.get() {
+            Some(txn) => txn.get_opt(key, &ro),
+            None => self.engine.db().get_opt(key, &ro),
+        }
+        .map_err(storage_error)
+    }
+
+    /// Locks `key` exclusively (waiting for other writers) and returns its
+    /// latest committed value (READ COMMITTED) or fails with 40001 if it
+    /// changed after the transaction's snapshot (REPEATABLE READ).
+    pub fn get_for_update(&self, key: &[u8]) -> PgResult<Option<Vec<u8>>> {
+        self.lock_key(key, true)
+    }
+
+    /// Takes a shared lock on `key` (table-level locks, foreign key checks)
+    /// and returns its newest committed value, as `get_for_update` does.
+    pub fn lock_shared(&self, key: &[u8]) -> PgResult<Option<Vec<u8>>> {
+        self.lock_key(key, false)
+    }
+
+    fn lock_key(&self, key: &[u8], exclusive: bool) -> PgResult<Option<Vec<u8>>> {
+        let interrupt = self.interrupt.clone();
+        loop {
+            let txn = self.rocks();
+            // No snapshot in the read options: the newest version (plus own
+            // writes). Under REPEATABLE READ RocksDB validates the key
+            // against the transaction snapshot and reports Busy on conflict.
+            let ro = ReadOptions::default();
+            match txn.get_for_update_opt(key, exclusive, &ro) {
+                Ok(v) => return Ok(v),
+                Err(e) if e.kind() == rocksdb::ErrorKind::TimedOut => interrupt.check_lock_wait()?,
+                Err(e) => return Err(map_write_error(e)),
+            }
+        }
+    }
+
+    /// Writes `key` (locking it, waiting for a concurrent writer if needed).
+    pub fn put(&self, key: &[u8], value: &[u8]) -> PgResult<()> {
+        self.write(key, Some(value))
+    }
+
+    pub fn delete(&self, key: &[u8]) -> PgResult<()> {
+        self.write(key, None)
+    }
+
+    fn write(&self, key: &[u8], value: Option<&[u8]>) -> PgResult<()> {
+        self.wrote.set(true);
+        let interrupt = self.interrupt.clone();
+        loop {
+            let txn = self.rocks();
+            let result = match value {
+                Some(v) => txn.put(key, v),
+                None => txn.delete(key),
+            };
+            match result {
+                Ok(()) => return Ok(()),
+                Err(e) if e.kind() == rocksdb::ErrorKind::TimedOut => interrupt.check_lock_wait()?,
+                Err(e) => return Err(map_write_error(e)),
+            }
+        }
+    }
+
+    /// Up to `limit` pairs with keys in `[lower, upper)`, ascending (or
+    /// descending if `reverse`), as of the statement snapshot plus own writes.
+    /// Scans page through a range by calling again with `lower` (or `upper`,
+    /// when reversed) moved past the last key returned.
+    pub fn scan(&self, lower: &[u8], upper: &[u8], reverse: bool, limit: usize) -> PgResult<Vec<KeyValue>> {
+        let mut ro = self.read_options();
+        ro.set_iterate_lower_bound(lower.to_vec());
+        ro.set_iterate_upper_bound(upper.to_vec());
+        let mut out = Vec::with_capacity(limit.min(1024));
+        macro_rules! collect {
+            ($it:expr) => {{
+                let mut it = $it;
+                if reverse {
+                    it.seek_to_last();
+                } else {
+                    it.seek_to_first();
+                }
+                while it.valid() && out.len() < limit {
+                    if let (Some(k), Some(v)) = (it.key(), it.value()) {
+                        out.push((Box::from(k), Box::from(v)));
+                    }
+                    if reverse {
+                        it.prev();
+                    } else {
+                        it.next();
+                    }
+                }
+                it.status().map_err(storage_error)?;
+            }};
+        }
+        match self.inner.get() {
+            Some(txn) => collect!(txn.raw_iterator_opt(ro)),
+            None => collect!(self.engine.db().raw_iterator_opt(ro)),
+        }
+        Ok(out)
+    }
+
+    pub fn savepoint(&self) {
+        self.rocks().set_savepoint();
+    }
+
+    pub fn rollback_to_savepoint(&self) -> PgResult<()> {
+        self.rocks().rollback_to_savepoint().map_err(storage_error)
+    }
+
+    /// Commits; with `sync_commit` it returns only after the WAL is on disk.
+    pub fn commit(mut self) -> PgResult<()> {
+        *self.snapshot.get_mut() = None;
+        match self.inner.take() {
+            Some(txn) if self.wrote.get() => txn.commit().map_err(|e| match e.kind() {
+                rocksdb::ErrorKind::Busy | rocksdb::ErrorKind::TryAgain => serialization_failure(),
+                _ => storage_error(e),
+            }),
+            Some(txn) => txn.rollback().map_err(storage_error),
+            None => Ok(()),
+        }
+    }
+
+    pub fn rollback(mut self) {
+        *self.snapshot.get_mut() = None;
+        if let Some(txn) = self.inner.take() {
+            let _ = txn.rollback();
+        }
+    }
+}
+
+fn serialization_failure() -> PgError {
+    PgError::new(sqlstate::SERIALIZATION_FAILURE, "could not serialize access due to concurrent update")
+}
+
+fn map_write_error(e: rocksdb::Error) -> PgError {
+    match e.kind() {
+        rocksdb::ErrorKind::Busy if e.to_string().contains("Deadlock") => {
+            PgError::new(sqlstate::DEADLOCK_DETECTED, "deadlock detected")
+                .with_detail("Process waits for a lock held by another transaction, which waits for this one.")
+        }
+        rocksdb::ErrorKind::Busy | rocksdb::ErrorKind::TryAgain => serialization_failure(),
+        _ => storage_error(e),
+    }
+}

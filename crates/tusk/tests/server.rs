@@ -1,0 +1,197 @@
+//! Integration tests through a real client (tokio-postgres) against a
+//! spawned server: the protocol, transactions and concurrency, durability
+//! across a crash, cancellation.
+
+mod common;
+
+use std::time::Duration;
+
+use common::TestServer;
+use tokio_postgres::error::SqlState;
+
+fn code(e: &tokio_postgres::Error) -> String {
+    e.code().map(|c| c.code().to_string()).unwrap_or_else(|| format!("no code: {e}"))
+}
+
+#[tokio::test]
+async fn connects_and_reports_postgres_15() {
+    let server = TestServer::start();
+    let c = server.connect("postgres").await;
+    let row = c.query_one("SELECT 1 + 1 AS two, current_database(), current_user", &[]).await.unwrap();
+    assert_eq!(row.get::<_, i32>(0), 2);
+    assert_eq!(row.get::<_, String>(1), "postgres");
+    assert_eq!(row.get::<_, String>(2), "postgres");
+    let v: String = c.query_one("SHOW server_version", &[]).await.unwrap().get(0);
+    assert!(v.starts_with("15."), "{v}");
+    let version: String = c.query_one("SELECT version()", &[]).await.unwrap().get(0);
+    assert!(version.contains("Tusk"), "{version}");
+}
+
+#[tokio::test]
+async fn extended_protocol_parameters_and_types() {
+    let server = TestServer::start();
+    let c = server.connect("postgres").await;
+    c.batch_execute("CREATE TABLE t (id int PRIMARY KEY, name text, score float8, big bigint, ok bool, amount numeric(10,2))").await.unwrap();
+    let ins = c.prepare("INSERT INTO t VALUES ($1, $2, $3, $4, $5, $6::text::numeric)").await.unwrap();
+    for i in 0..5i32 {
+        let amount = format!("{}.25", i);
+        c.execute(&ins, &[&i, &format!("n{i}"), &(i as f64 / 2.0), &(i as i64 * 1_000_000_000_000), &(i % 2 == 0), &amount])
+            .await
+            .unwrap();
+    }
+    let rows = c.query("SELECT id, name, score, big, ok, amount::text FROM t WHERE id >= $1 ORDER BY id", &[&2i32]).await.unwrap();
+    assert_eq!(rows.len(), 3);
+    assert_eq!(rows[0].get::<_, i32>(0), 2);
+    assert_eq!(rows[0].get::<_, String>(1), "n2");
+    assert_eq!(rows[0].get::<_, f64>(2), 1.0);
+    assert_eq!(rows[2].get::<_, i64>(3), 4_000_000_000_000);
+    assert!(rows[0].get::<_, bool>(4));
+    assert_eq!(rows[1].get::<_, String>(5), "3.25");
+    // A NULL parameter and a NULL result.
+    let r = c.query_one("SELECT $1::int IS NULL, NULL::text", &[&None::<i32>]).await.unwrap();
+    assert!(r.get::<_, bool>(0));
+    assert_eq!(r.get::<_, Option<String>>(1), None);
+    // Errors carry SQLSTATEs and the session goes on.
+    let e = c.execute(&ins, &[&1i32, &"dup", &0.0f64, &0i64, &true, &"0"]).await.unwrap_err();
+    assert_eq!(e.code(), Some(&SqlState::UNIQUE_VIOLATION));
+    let e = c.query("SELECT 1/0", &[]).await.unwrap_err();
+    assert_eq!(e.code(), Some(&SqlState::DIVISION_BY_ZERO));
+    let n: i64 = c.query_one("SELECT count(*) FROM t", &[]).await.unwrap().get(0);
+    assert_eq!(n, 5);
+}
+
+#[tokio::test]
+async fn failed_unique_insert_leaves_nothing_behind() {
+    let server = TestServer::start();
+    let c = server.connect("postgres").await;
+    c.batch_execute("CREATE TABLE u (id int PRIMARY KEY, email text UNIQUE); INSERT INTO u VALUES (1, 'a@x')").await.unwrap();
+    let e = c.batch_execute("INSERT INTO u VALUES (2, 'b@x'), (3, 'a@x')").await.unwrap_err();
+    assert_eq!(code(&e), "23505");
+    // Neither row 2 nor its index entry survived: the same key inserts cleanly.
+    let n: i64 = c.query_one("SELECT count(*) FROM u", &[]).await.unwrap().get(0);
+    assert_eq!(n, 1);
+    c.batch_execute("INSERT INTO u VALUES (2, 'b@x')").await.unwrap();
+    let found: i64 = c.query_one("SELECT count(*) FROM u WHERE email = 'b@x'", &[]).await.unwrap().get(0);
+    assert_eq!(found, 1);
+}
+
+#[tokio::test]
+async fn aborted_transaction_refuses_commands_until_rollback() {
+    let server = TestServer::start();
+    let c = server.connect("postgres").await;
+    c.batch_execute("BEGIN").await.unwrap();
+    assert!(c.batch_execute("SELECT 1/0").await.is_err());
+    let e = c.batch_execute("SELECT 1").await.unwrap_err();
+    assert_eq!(code(&e), "25P02");
+    c.batch_execute("ROLLBACK").await.unwrap();
+    c.batch_execute("SELECT 1").await.unwrap();
+}
+
+#[tokio::test]
+async fn committed_data_survives_kill_9_and_uncommitted_does_not() {
+    let mut server = TestServer::start();
+    {
+        let c = server.connect("postgres").await;
+        c.batch_execute("CREATE TABLE d (id int PRIMARY KEY, v text); CREATE INDEX d_v ON d (v)").await.unwrap();
+        for i in 0..100 {
+            c.execute("INSERT INTO d VALUES ($1, $2)", &[&i, &format!("v{i}")]).await.unwrap();
+        }
+        c.batch_execute("BEGIN; INSERT INTO d VALUES (1000, 'uncommitted')").await.unwrap();
+        server.kill();
+    }
+    server.restart().expect("restart after kill -9");
+    let c = server.connect("postgres").await;
+    let n: i64 = c.query_one("SELECT count(*) FROM d", &[]).await.unwrap().get(0);
+    assert_eq!(n, 100);
+    let n: i64 = c.query_one("SELECT count(*) FROM d WHERE v = 'v42'", &[]).await.unwrap().get(0);
+    assert_eq!(n, 1);
+    let n: i64 = c.query_one("SELECT count(*) FROM d WHERE id = 1000", &[]).await.unwrap().get(0);
+    assert_eq!(n, 0);
+}
+
+#[tokio::test]
+async fn read_committed_update_waits_and_applies_to_the_committed_row() {
+    let server = TestServer::start();
+    let a = server.connect("postgres").await;
+    let b = server.connect("postgres").await;
+    a.batch_execute("CREATE TABLE acct (id int PRIMARY KEY, balance int); INSERT INTO acct VALUES (1, 100)").await.unwrap();
+    a.batch_execute("BEGIN; UPDATE acct SET balance = balance + 10 WHERE id = 1").await.unwrap();
+    let waiter = tokio::spawn(async move {
+        b.batch_execute("UPDATE acct SET balance = balance * 2 WHERE id = 1").await.unwrap();
+        b
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!waiter.is_finished(), "the second UPDATE must wait for the first transaction");
+    a.batch_execute("COMMIT").await.unwrap();
+    let _b = waiter.await.unwrap();
+    let v: i32 = a.query_one("SELECT balance FROM acct WHERE id = 1", &[]).await.unwrap().get(0);
+    assert_eq!(v, 220);
+}
+
+#[tokio::test]
+async fn repeatable_read_conflict_is_a_serialization_failure() {
+    let server = TestServer::start();
+    let a = server.connect("postgres").await;
+    let b = server.connect("postgres").await;
+    a.batch_execute("CREATE TABLE rr (id int PRIMARY KEY, v int); INSERT INTO rr VALUES (1, 0)").await.unwrap();
+    b.batch_execute("BEGIN ISOLATION LEVEL REPEATABLE READ; SELECT * FROM rr").await.unwrap();
+    a.batch_execute("UPDATE rr SET v = 1 WHERE id = 1").await.unwrap();
+    let e = b.batch_execute("UPDATE rr SET v = 2 WHERE id = 1").await.unwrap_err();
+    assert_eq!(code(&e), "40001");
+    b.batch_execute("ROLLBACK").await.unwrap();
+}
+
+#[tokio::test]
+async fn deadlocks_are_detected() {
+    let server = TestServer::start();
+    let a = server.connect("postgres").await;
+    let b = server.connect("postgres").await;
+    a.batch_execute("CREATE TABLE dl (id int PRIMARY KEY, v int); INSERT INTO dl VALUES (1, 0), (2, 0)").await.unwrap();
+    a.batch_execute("BEGIN; UPDATE dl SET v = 1 WHERE id = 1").await.unwrap();
+    b.batch_execute("BEGIN; UPDATE dl SET v = 2 WHERE id = 2").await.unwrap();
+    let first = tokio::spawn(async move {
+        let r = a.batch_execute("UPDATE dl SET v = 1 WHERE id = 2").await;
+        (a, r)
+    });
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let r2 = b.batch_execute("UPDATE dl SET v = 2 WHERE id = 1").await;
+    let (a, r1) = first.await.unwrap();
+    let codes: Vec<String> = [&r1, &r2].iter().filter_map(|r| r.as_ref().err()).map(code).collect();
+    assert_eq!(codes, vec!["40P01".to_string()], "exactly one transaction is chosen as the deadlock victim");
+    let _ = a.batch_execute("ROLLBACK").await;
+    let _ = b.batch_execute("ROLLBACK").await;
+}
+
+#[tokio::test]
+async fn cancel_request_stops_a_running_statement() {
+    let server = TestServer::start();
+    let c = server.connect("postgres").await;
+    let token = c.cancel_token();
+    let sleeper = tokio::spawn(async move {
+        let r = c.batch_execute("SELECT pg_sleep(10)").await;
+        (c, r)
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    token.cancel_query(tokio_postgres::NoTls).await.unwrap();
+    let (c, r) = sleeper.await.unwrap();
+    assert_eq!(code(&r.unwrap_err()), "57014");
+    c.batch_execute("SELECT 1").await.unwrap();
+    c.batch_execute("SET statement_timeout = '100ms'").await.unwrap();
+    let e = c.batch_execute("SELECT pg_sleep(5)").await.unwrap_err();
+    assert_eq!(code(&e), "57014");
+}
+
+#[tokio::test]
+async fn sessions_survive_garbage_from_another_client() {
+    use std::io::Write;
+    let server = TestServer::start();
+    let c = server.connect("postgres").await;
+    for junk in [&b"\x00\x00\x00\x08\x04\xd2\x16\x2f"[..], b"GET / HTTP/1.1\r\n\r\n", b"\x00\x00\x00\x03", &[0xffu8; 64][..]] {
+        let mut s = std::net::TcpStream::connect(("127.0.0.1", server.port())).unwrap();
+        let _ = s.write_all(junk);
+        drop(s);
+    }
+    c.batch_execute("SELECT 1").await.unwrap();
+    let other = server.connect("postgres").await;
+    other.batch_execute("SELECT 1").await.unwrap();
+}

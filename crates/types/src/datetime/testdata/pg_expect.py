@@ -1,0 +1,131 @@
+#!/usr/bin/env python3
+"""Asks the local PostgreSQL 15 for the expected result of each test case.
+
+Used to (re)generate the `*_cases.rs` tables in this directory: every
+expected string in them is what PostgreSQL printed, never Tusk's output.
+
+Run: python3 pg_expect.py cases.txt cases.rs  (new cases)
+     python3 pg_expect.py cases.rs              (re-ask PostgreSQL for an existing table)
+
+Case lines are tab-separated:  settings <TAB> operation <TAB> args...
+  settings   "-" for the defaults, else "DateStyle;IntervalStyle;TimeZone"
+             (empty parts keep the default), e.g. "SQL, DMY;;America/New_York"
+  operation  in:TYPE[:TYPMOD]   one text arg:   'arg'::TYPE TYPMOD
+             call:FUNC          typed args:     FUNC(a, b, ...)
+             op:OPERATOR        two typed args: (a) OPERATOR (b)
+             neg                one typed arg:  -(a)
+             cast:TYPE          one typed arg:  (a)::TYPE
+             extract:FIELD      one typed arg:  extract(FIELD from a)
+  typed args "TYPE:literal" (date, time, timetz, timestamp, timestamptz,
+             interval), "int:5", "float:1.5", "text:abc".
+Lines starting with '#' are comments.
+
+The expected value is "ok:<text>" ("ok:\\N" for NULL) or
+"err:<sqlstate>:<message>" plus "|detail:..." and "|hint:..." when given.
+"""
+import re, subprocess, sys
+
+TYPES = {"date": "date", "time": "time", "timetz": "timetz", "timestamp": "timestamp",
+         "timestamptz": "timestamptz", "interval": "interval"}
+
+def lit(s):
+    return "'" + s.replace("'", "''") + "'"
+
+def typed(arg):
+    t, v = arg.split(":", 1)
+    if t in TYPES:
+        return "%s %s" % (TYPES[t], lit(v))
+    if t == "int":
+        return "(%s)::int" % v
+    if t == "float":
+        return "(%s)::float8" % lit(v)
+    if t == "text":
+        return lit(v)
+    raise ValueError(arg)
+
+def sql_for(op, args):
+    if op.startswith("in:"):
+        parts = op.split(":", 2)
+        typmod = parts[2] if len(parts) > 2 else ""
+        return "%s::%s%s" % (lit(args[0]), parts[1], typmod)
+    if op.startswith("call:"):
+        return "%s(%s)" % (op[5:], ", ".join(typed(a) for a in args))
+    if op.startswith("op:"):
+        return "(%s) %s (%s)" % (typed(args[0]), op[3:], typed(args[1]))
+    if op == "neg":
+        return "-(%s)" % typed(args[0])
+    if op.startswith("cast:"):
+        return "(%s)::%s" % (typed(args[0]), op[5:])
+    if op.startswith("extract:"):
+        return "extract(%s from %s)" % (op[8:], typed(args[0]))
+    raise ValueError(op)
+
+def setup_sql(settings):
+    if settings == "-":
+        return ""
+    ds, ist, tz = (settings.split(";") + ["", "", ""])[:3]
+    out = []
+    if ds: out.append("set datestyle = %s" % lit(ds))
+    if ist: out.append("set intervalstyle = %s" % lit(ist))
+    if tz: out.append("set timezone = %s" % lit(tz))
+    return ";".join(out) + ";"
+
+def run(settings, op, args):
+    sql = setup_sql(settings) + "select (" + sql_for(op, args) + ")::text"
+    p = subprocess.run(["psql", "-h", "127.0.0.1", "-p", "54321", "-U", "postgres", "-X", "-A", "-t", "-q",
+                        "-P", "null=\\N", "-v", "VERBOSITY=verbose", "-c", sql], capture_output=True, text=True)
+    code = msg = hint = detail = None
+    for line in p.stderr.splitlines():
+        if line.startswith("ERROR:  "):
+            code, msg = line[len("ERROR:  "):].split(": ", 1)
+        elif line.startswith("HINT:  "):
+            hint = line[len("HINT:  "):]
+        elif line.startswith("DETAIL:  "):
+            detail = line[len("DETAIL:  "):]
+    if code is not None:
+        out = "err:%s:%s" % (code, msg)
+        if detail: out += "|detail:" + detail
+        if hint: out += "|hint:" + hint
+        return out
+    val = p.stdout
+    if val.endswith("\n"):
+        val = val[:-1]
+    return "ok:" + val
+
+def rust_str(s):
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+STRING = re.compile(r'"((?:[^"\\]|\\.)*)"')
+
+def unescape(s):
+    return re.sub(r'\\(.)', lambda m: {"n": "\n"}.get(m.group(1), m.group(1)), s)
+
+def read_cases(src):
+    """Cases from a .txt list, or from a generated .rs table (expected values are dropped)."""
+    if src.endswith(".rs"):
+        for line in open(src):
+            if not line.startswith("    ("):
+                continue
+            strings = [unescape(x) for x in STRING.findall(line)]
+            yield strings[0], strings[1], strings[2:-1]
+        return
+    for line in open(src):
+        line = line.rstrip("\n")
+        if not line.strip() or line.startswith("#"):
+            continue
+        parts = line.split("\t")
+        yield parts[0], parts[1], parts[2:]
+
+def main():
+    src = sys.argv[1]
+    dst = sys.argv[2] if len(sys.argv) > 2 else src
+    out = [(settings, op, args, run(settings, op, args)) for settings, op, args in list(read_cases(src))]
+    with open(dst, "w") as f:
+        f.write("// Generated by testdata/pg_expect.py. Each expected value is what\n")
+        f.write("// PostgreSQL 15 (the local reference server) returned. Do not edit by hand.\n")
+        f.write("&[\n")
+        for settings, op, args, exp in out:
+            f.write("    (%s, %s, &[%s], %s),\n" % (rust_str(settings), rust_str(op), ", ".join(rust_str(a) for a in args), rust_str(exp)))
+        f.write("]\n")
+
+main()
