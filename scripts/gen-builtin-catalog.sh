@@ -26,3 +26,21 @@ q "select name, coalesce(boot_val, ''), coalesce(unit, ''), category, short_desc
           coalesce(min_val, ''), coalesce(max_val, ''), coalesce(array_to_string(enumvals, ','), ''), coalesce(extra_desc, '')
    from pg_settings order by name" > "$out/pg_settings.tsv"
 wc -l "$out"/*.tsv
+# System catalogs and views Tusk provides: their columns, with domain types
+# resolved to base types as RowDescription reports them.
+q "select c.relname, n.nspname, c.oid, c.relkind, a.attnum, a.attname,
+          case when t.typtype = 'd' then t.typbasetype else a.atttypid end,
+          case when t.typtype = 'd' then t.typtypmod else a.atttypmod end
+   from pg_class c join pg_namespace n on n.oid = c.relnamespace
+   join pg_attribute a on a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped
+   join pg_type t on t.oid = a.atttypid
+   where (n.nspname = 'pg_catalog' and c.relname in ('pg_namespace','pg_class','pg_attribute','pg_type','pg_database',
+            'pg_roles','pg_user','pg_authid','pg_settings','pg_tables','pg_views','pg_indexes','pg_sequences','pg_index',
+            'pg_constraint','pg_attrdef','pg_description','pg_shdescription','pg_am','pg_proc','pg_sequence','pg_inherits',
+            'pg_collation','pg_extension','pg_stat_activity','pg_operator','pg_cast','pg_aggregate','pg_depend','pg_trigger',
+            'pg_tablespace','pg_matviews','pg_rewrite','pg_enum','pg_range','pg_language','pg_locks','pg_prepared_statements',
+            'pg_stat_user_tables','pg_statistic_ext','pg_policy','pg_publication','pg_foreign_table','pg_partitioned_table'))
+      or (n.nspname = 'information_schema' and c.relname in ('tables','columns','views','schemata','table_constraints',
+            'key_column_usage','referential_constraints','sequences','constraint_column_usage','check_constraints'))
+   order by n.nspname, c.relname, a.attnum" > "$out/system_columns.tsv"
+wc -l "$out"/*.tsv

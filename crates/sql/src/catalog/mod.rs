@@ -11,6 +11,7 @@
 
 pub mod builtin;
 pub mod store;
+pub mod system;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -316,7 +317,7 @@ impl ClusterCatalog {
 
 impl DbCatalog {
     pub fn relation(&self, oid: Oid) -> Option<&Arc<Relation>> {
-        self.relations.get(&oid)
+        self.relations.get(&oid).or_else(|| system::by_oid(oid).map(|t| &t.relation))
     }
 
     pub fn namespace_name(&self, oid: Oid) -> &str {
@@ -324,6 +325,11 @@ impl DbCatalog {
     }
 
     pub fn lookup_relation(&self, namespace: Oid, name: &str) -> Option<&Arc<Relation>> {
+        if namespace == PG_CATALOG_NAMESPACE || namespace == INFORMATION_SCHEMA_NAMESPACE {
+            if let Some(t) = system::lookup(namespace, name) {
+                return Some(&t.relation);
+            }
+        }
         self.relation_by_name.get(&(namespace, name.to_string())).and_then(|oid| self.relations.get(oid))
     }
 

@@ -1,0 +1,1145 @@
+//! System catalogs and views (`pg_catalog.pg_class`, `information_schema.tables`,
+//! ...), computed from Tusk's catalog when scanned.
+//!
+//! Their columns are PostgreSQL 15's own (recorded into
+//! `builtin/system_columns.tsv`), so client queries written for PostgreSQL
+//! find every column they name. A generator fills the columns it knows by
+//! name; the others read as NULL. Tusk's catalog lives in RocksDB, not in
+//! these tables: they are views of it, rebuilt on every scan.
+
+use std::collections::HashMap;
+use std::sync::{Arc, OnceLock};
+
+use tusk_types::array::Array;
+use tusk_types::oid::{self, Oid};
+use tusk_types::{Datum, PgResult, SqlType};
+
+use super::builtin::builtins;
+use super::*;
+use crate::settings::{self, Settings};
+
+/// What generators read.
+pub struct SysCx<'a> {
+    pub catalog: &'a DbCatalog,
+    pub cluster: &'a ClusterCatalog,
+    pub settings: &'a Settings,
+    pub database: Oid,
+    pub database_name: &'a str,
+    pub user: &'a str,
+}
+
+/// One generated row: column name → value.
+pub type SysRow = Vec<(&'static str, Datum)>;
+
+type Generator = fn(&SysCx, &mut Vec<SysRow>) -> PgResult<()>;
+
+pub struct SystemTable {
+    pub name: String,
+    pub namespace: Oid,
+    pub oid: Oid,
+    pub relkind: char,
+    pub columns: Vec<(String, SqlType)>,
+    generator: Generator,
+    pub relation: Arc<Relation>,
+}
+
+struct Registry {
+    tables: Vec<SystemTable>,
+    by_name: HashMap<(Oid, String), usize>,
+    by_oid: HashMap<Oid, usize>,
+}
+
+fn registry() -> &'static Registry {
+    static REG: OnceLock<Registry> = OnceLock::new();
+    REG.get_or_init(|| {
+        let gens: HashMap<&str, Generator> = generators().into_iter().collect();
+        let mut defs: Vec<(String, Oid, Oid, char, Vec<(String, SqlType)>)> = Vec::new();
+        for line in include_str!("builtin/system_columns.tsv").lines() {
+            let f: Vec<&str> = line.split('\t').collect();
+            if f.len() < 8 {
+                continue;
+            }
+            let nsp = if f[1] == "pg_catalog" { PG_CATALOG_NAMESPACE } else { INFORMATION_SCHEMA_NAMESPACE };
+            let oid: Oid = f[2].parse().unwrap_or(0);
+            let col = (f[5].to_string(), SqlType { oid: f[6].parse().unwrap_or(0), typmod: f[7].parse().unwrap_or(-1) });
+            match defs.last_mut() {
+                Some(d) if d.2 == oid => d.4.push(col),
+                _ => defs.push((f[0].to_string(), nsp, oid, f[3].chars().next().unwrap_or('r'), vec![col])),
+            }
+        }
+        let mut tables = Vec::new();
+        for (name, namespace, oid, relkind, columns) in defs {
+            let generator = gens.get(name.as_str()).copied().unwrap_or(empty);
+            let relation = Arc::new(Relation {
+                oid,
+                name: name.clone(),
+                namespace,
+                kind: RelKind::Table,
+                persistence: 'p',
+                owner: BOOTSTRAP_SUPERUSER,
+                columns: columns
+                    .iter()
+                    .map(|(n, t)| Column {
+                        name: n.clone(),
+                        type_oid: t.oid,
+                        typmod: t.typmod,
+                        not_null: false,
+                        default: None,
+                        dropped: false,
+                        identity: ' ',
+                        missing: None,
+                        collation: 0,
+                    })
+                    .collect(),
+                storage_id: 0,
+                constraints: Vec::new(),
+                index: None,
+                view: None,
+                sequence: None,
+                options: Vec::new(),
+                indexes: Vec::new(),
+            });
+            tables.push(SystemTable { name, namespace, oid, relkind, columns, generator, relation });
+        }
+        let by_name = tables.iter().enumerate().map(|(i, t)| ((t.namespace, t.name.clone()), i)).collect();
+        let by_oid = tables.iter().enumerate().map(|(i, t)| (t.oid, i)).collect();
+        Registry { tables, by_name, by_oid }
+    })
+}
+
+pub fn lookup(namespace: Oid, name: &str) -> Option<&'static SystemTable> {
+    let r = registry();
+    r.by_name.get(&(namespace, name.to_string())).map(|&i| &r.tables[i])
+}
+
+pub fn by_oid(oid: Oid) -> Option<&'static SystemTable> {
+    let r = registry();
+    r.by_oid.get(&oid).map(|&i| &r.tables[i])
+}
+
+pub fn all() -> &'static [SystemTable] {
+    &registry().tables
+}
+
+/// Whether a relation is a system table (scanned by generating rows).
+pub fn is_system(rel: &Relation) -> bool {
+    rel.storage_id == 0 && rel.oid < tusk_types::oid::FIRST_NORMAL_OBJECT_ID && by_oid(rel.oid).is_some()
+}
+
+impl SystemTable {
+    /// Generates the table's rows in column order.
+    pub fn rows(&self, cx: &SysCx) -> PgResult<Vec<Vec<Datum>>> {
+        let mut raw = Vec::new();
+        (self.generator)(cx, &mut raw)?;
+        let index: HashMap<&str, usize> = self.columns.iter().enumerate().map(|(i, (n, _))| (n.as_str(), i)).collect();
+        let mut out = Vec::with_capacity(raw.len());
+        for r in raw {
+            let mut row = vec![Datum::Null; self.columns.len()];
+            for (name, v) in r {
+                if let Some(&i) = index.get(name) {
+                    row[i] = v;
+                }
+            }
+            out.push(row);
+        }
+        Ok(out)
+    }
+}
+
+// ---------------------------------------------------------------- helpers
+
+fn text(s: &str) -> Datum {
+    Datum::text(s)
+}
+fn name(s: &str) -> Datum {
+    Datum::text(s)
+}
+fn oidv(o: Oid) -> Datum {
+    Datum::Oid(o)
+}
+fn b(v: bool) -> Datum {
+    Datum::Bool(v)
+}
+fn ch(c: char) -> Datum {
+    Datum::Char(c as u8)
+}
+fn yes_no(v: bool) -> Datum {
+    text(if v { "YES" } else { "NO" })
+}
+fn text_array(items: &[String]) -> Datum {
+    if items.is_empty() {
+        return Datum::Null;
+    }
+    Datum::Array(Arc::new(Array::from_vec(oid::TEXT, items.iter().map(|s| Datum::text(s)).collect())))
+}
+fn int2_vector(items: &[i16]) -> Datum {
+    Datum::Array(Arc::new(Array { element_type: oid::INT2, dims: vec![(items.len() as i32, 0)], elements: items.iter().map(|&v| Datum::Int2(v)).collect() }))
+}
+fn oid_vector(items: &[Oid]) -> Datum {
+    Datum::Array(Arc::new(Array { element_type: oid::OID, dims: vec![(items.len() as i32, 0)], elements: items.iter().map(|&v| Datum::Oid(v)).collect() }))
+}
+fn int2_array(items: &[i16]) -> Datum {
+    Datum::Array(Arc::new(Array::from_vec(oid::INT2, items.iter().map(|&v| Datum::Int2(v)).collect())))
+}
+
+fn format_type(t: Oid, typmod: i32) -> String {
+    crate::analyzer::types::format_type(builtins(), t, typmod)
+}
+
+/// Relations of this database visible in catalogs, with their schema names.
+fn user_relations<'a>(cx: &'a SysCx) -> Vec<&'a Arc<Relation>> {
+    let mut v: Vec<&Arc<Relation>> = cx.catalog.relations.values().collect();
+    v.sort_by_key(|r| r.oid);
+    v
+}
+
+fn relkind_of(r: &Relation) -> char {
+    r.kind.code()
+}
+
+fn index_columns_text(rel: &Relation, info: &IndexInfo) -> String {
+    info.keys
+        .iter()
+        .map(|k| {
+            let mut s = match &k.expr {
+                Some(e) => format!("({e})"),
+                None => crate::functions::quote_ident(&rel.column(k.attnum).name),
+            };
+            if k.desc {
+                s.push_str(" DESC");
+            }
+            if k.nulls_first && !k.desc {
+                s.push_str(" NULLS FIRST");
+            }
+            if !k.nulls_first && k.desc {
+                s.push_str(" NULLS LAST");
+            }
+            s
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// pg_get_indexdef's text.
+pub fn index_definition(catalog: &DbCatalog, idx: &Relation) -> String {
+    let Some(info) = &idx.index else { return String::new() };
+    let Some(table) = catalog.relation(info.table) else { return String::new() };
+    let schema = catalog.namespace_name(idx.namespace);
+    let mut s = format!(
+        "CREATE {}INDEX {} ON {}.{} USING {} ({})",
+        if info.unique { "UNIQUE " } else { "" },
+        crate::functions::quote_ident(&idx.name),
+        crate::functions::quote_ident(schema),
+        crate::functions::quote_ident(&table.name),
+        info.method,
+        index_columns_text(table, info)
+    );
+    if info.nulls_not_distinct {
+        s.push_str(" NULLS NOT DISTINCT");
+    }
+    if let Some(p) = &info.predicate {
+        s.push_str(&format!(" WHERE ({p})"));
+    }
+    s
+}
+
+// ---------------------------------------------------------------- generators
+
+fn generators() -> Vec<(&'static str, Generator)> {
+    vec![
+        ("pg_namespace", pg_namespace),
+        ("pg_class", pg_class),
+        ("pg_attribute", pg_attribute),
+        ("pg_type", pg_type),
+        ("pg_database", pg_database),
+        ("pg_roles", pg_roles),
+        ("pg_user", pg_user),
+        ("pg_authid", pg_authid),
+        ("pg_settings", pg_settings),
+        ("pg_tables", pg_tables),
+        ("pg_views", pg_views),
+        ("pg_indexes", pg_indexes),
+        ("pg_sequences", pg_sequences),
+        ("pg_sequence", pg_sequence),
+        ("pg_index", pg_index),
+        ("pg_constraint", pg_constraint),
+        ("pg_attrdef", pg_attrdef),
+        ("pg_description", pg_description),
+        ("pg_am", pg_am),
+        ("pg_proc", pg_proc),
+        ("pg_operator", pg_operator),
+        ("pg_cast", pg_cast),
+        ("pg_collation", pg_collation),
+        ("pg_extension", pg_extension),
+        ("pg_language", pg_language),
+        ("pg_tablespace", pg_tablespace),
+        ("tables", is_tables),
+        ("columns", is_columns),
+        ("views", is_views),
+        ("schemata", is_schemata),
+        ("table_constraints", is_table_constraints),
+        ("key_column_usage", is_key_column_usage),
+        ("referential_constraints", is_referential_constraints),
+        ("sequences", is_sequences),
+        ("check_constraints", is_check_constraints),
+    ]
+}
+
+fn empty(_: &SysCx, _: &mut Vec<SysRow>) -> PgResult<()> {
+    Ok(())
+}
+
+fn pg_namespace(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
+    for n in cx.catalog.namespaces.values() {
+        out.push(vec![("oid", oidv(n.oid)), ("nspname", name(&n.name)), ("nspowner", oidv(n.owner))]);
+    }
+    Ok(())
+}
+
+fn class_row(cx: &SysCx, r: &Relation, relkind: char) -> SysRow {
+    let has_index = !r.indexes.is_empty();
+    let checks = r.constraints.iter().filter(|c| c.kind == ConstraintKind::Check).count() as i16;
+    let natts = r.columns.len() as i16;
+    let _ = cx;
+    vec![
+        ("oid", oidv(r.oid)),
+        ("relname", name(&r.name)),
+        ("relnamespace", oidv(r.namespace)),
+        ("reltype", oidv(0)),
+        ("reloftype", oidv(0)),
+        ("relowner", oidv(r.owner)),
+        ("relam", oidv(match r.kind {
+            RelKind::Table => 2,
+            RelKind::Index => 403,
+            _ => 0,
+        })),
+        ("relfilenode", oidv(if r.storage_id == 0 { 0 } else { r.oid })),
+        ("reltablespace", oidv(0)),
+        ("relpages", Datum::Int4(0)),
+        ("reltuples", Datum::Float4(-1.0)),
+        ("relallvisible", Datum::Int4(0)),
+        ("reltoastrelid", oidv(0)),
+        ("relhasindex", b(has_index)),
+        ("relisshared", b(false)),
+        ("relpersistence", ch(r.persistence)),
+        ("relkind", ch(relkind)),
+        ("relnatts", Datum::Int2(natts)),
+        ("relchecks", Datum::Int2(checks)),
+        ("relhasrules", b(false)),
+        ("relhastriggers", b(r.constraints.iter().any(|c| c.kind == ConstraintKind::ForeignKey))),
+        ("relhassubclass", b(false)),
+        ("relrowsecurity", b(false)),
+        ("relforcerowsecurity", b(false)),
+        ("relispopulated", b(true)),
+        ("relreplident", ch(if r.kind == RelKind::Table { 'd' } else { 'n' })),
+        ("relispartition", b(false)),
+        ("relrewrite", oidv(0)),
+        ("relfrozenxid", Datum::Oid(0)),
+        ("relminmxid", Datum::Oid(0)),
+        ("reloptions", text_array(&r.options)),
+    ]
+}
+
+fn pg_class(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
+    for t in all() {
+        out.push(class_row(cx, &t.relation, t.relkind));
+    }
+    for r in user_relations(cx) {
+        out.push(class_row(cx, r, relkind_of(r)));
+    }
+    Ok(())
+}
+
+fn attribute_rows(r: &Relation, out: &mut Vec<SysRow>) {
+    for (i, c) in r.columns.iter().enumerate() {
+        let t = builtins().type_info(c.type_oid);
+        out.push(vec![
+            ("attrelid", oidv(r.oid)),
+            ("attname", name(&c.name)),
+            ("atttypid", oidv(if c.dropped { 0 } else { c.type_oid })),
+            ("attstattarget", Datum::Int4(-1)),
+            ("attlen", Datum::Int2(t.map(|t| t.len).unwrap_or(-1))),
+            ("attnum", Datum::Int2(i as i16 + 1)),
+            ("attndims", Datum::Int4(if builtins().element_of(c.type_oid) != 0 { 1 } else { 0 })),
+            ("attcacheoff", Datum::Int4(-1)),
+            ("atttypmod", Datum::Int4(c.typmod)),
+            ("attbyval", b(t.map(|t| t.byval).unwrap_or(false))),
+            ("attalign", ch(t.map(|t| t.align).unwrap_or('i'))),
+            ("attstorage", ch(t.map(|t| t.storage).unwrap_or('p'))),
+            ("attcompression", ch('\0')),
+            ("attnotnull", b(c.not_null)),
+            ("atthasdef", b(c.default.is_some())),
+            ("atthasmissing", b(c.missing.is_some())),
+            ("attidentity", ch(if c.identity == ' ' { '\0' } else { c.identity })),
+            ("attgenerated", ch('\0')),
+            ("attisdropped", b(c.dropped)),
+            ("attislocal", b(true)),
+            ("attinhcount", Datum::Int4(0)),
+            ("attcollation", oidv(c.collation)),
+        ]);
+    }
+}
+
+fn pg_attribute(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
+    for t in all() {
+        attribute_rows(&t.relation, out);
+    }
+    for r in user_relations(cx) {
+        attribute_rows(r, out);
+    }
+    Ok(())
+}
+
+fn pg_type(_: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
+    let bi = builtins();
+    let mut types: Vec<&super::builtin::TypeInfo> = bi.types.values().collect();
+    types.sort_by_key(|t| t.oid);
+    for t in types {
+        out.push(vec![
+            ("oid", oidv(t.oid)),
+            ("typname", name(&t.name)),
+            ("typnamespace", oidv(PG_CATALOG_NAMESPACE)),
+            ("typowner", oidv(BOOTSTRAP_SUPERUSER)),
+            ("typlen", Datum::Int2(t.len)),
+            ("typbyval", b(t.byval)),
+            ("typtype", ch(t.typtype)),
+            ("typcategory", ch(t.category)),
+            ("typispreferred", b(t.preferred)),
+            ("typisdefined", b(true)),
+            ("typdelim", ch(t.delim)),
+            ("typrelid", oidv(0)),
+            ("typsubscript", Datum::Oid(0)),
+            ("typelem", oidv(t.elem)),
+            ("typarray", oidv(t.array)),
+            ("typinput", Datum::Oid(t.input)),
+            ("typoutput", Datum::Oid(t.output)),
+            ("typreceive", Datum::Oid(t.receive)),
+            ("typsend", Datum::Oid(t.send)),
+            ("typmodin", Datum::Oid(0)),
+            ("typmodout", Datum::Oid(0)),
+            ("typanalyze", Datum::Oid(0)),
+            ("typalign", ch(t.align)),
+            ("typstorage", ch(t.storage)),
+            ("typnotnull", b(false)),
+            ("typbasetype", oidv(0)),
+            ("typtypmod", Datum::Int4(-1)),
+            ("typndims", Datum::Int4(0)),
+            ("typcollation", oidv(t.collation)),
+        ]);
+    }
+    Ok(())
+}
+
+fn pg_database(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
+    for d in cx.cluster.databases.values() {
+        out.push(vec![
+            ("oid", oidv(d.oid)),
+            ("datname", name(&d.name)),
+            ("datdba", oidv(d.owner)),
+            ("encoding", Datum::Int4(6)),
+            ("datlocprovider", ch('c')),
+            ("datistemplate", b(d.is_template)),
+            ("datallowconn", b(d.allow_connections)),
+            ("datconnlimit", Datum::Int4(d.connection_limit)),
+            ("datfrozenxid", Datum::Oid(0)),
+            ("datminmxid", Datum::Oid(1)),
+            ("dattablespace", oidv(1663)),
+            ("datcollate", text(&d.collate)),
+            ("datctype", text(&d.ctype)),
+        ]);
+    }
+    Ok(())
+}
+
+fn role_row(r: &Role) -> SysRow {
+    vec![
+        ("oid", oidv(r.oid)),
+        ("rolname", name(&r.name)),
+        ("rolsuper", b(r.superuser)),
+        ("rolinherit", b(r.inherit)),
+        ("rolcreaterole", b(r.create_role)),
+        ("rolcreatedb", b(r.create_db)),
+        ("rolcanlogin", b(r.can_login)),
+        ("rolreplication", b(r.replication)),
+        ("rolbypassrls", b(r.bypass_rls)),
+        ("rolconnlimit", Datum::Int4(r.connection_limit)),
+        ("rolpassword", text("********")),
+    ]
+}
+
+fn pg_roles(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
+    for r in cx.cluster.roles.values() {
+        out.push(role_row(r));
+    }
+    Ok(())
+}
+
+fn pg_authid(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
+    for r in cx.cluster.roles.values() {
+        let mut row = role_row(r);
+        row.retain(|(n, _)| *n != "rolpassword");
+        row.push(("rolpassword", r.password.as_deref().map(text).unwrap_or(Datum::Null)));
+        out.push(row);
+    }
+    Ok(())
+}
+
+fn pg_user(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
+    for r in cx.cluster.roles.values().filter(|r| r.can_login) {
+        out.push(vec![
+            ("usename", name(&r.name)),
+            ("usesysid", oidv(r.oid)),
+            ("usecreatedb", b(r.create_db)),
+            ("usesuper", b(r.superuser)),
+            ("userepl", b(r.replication)),
+            ("usebypassrls", b(r.bypass_rls)),
+            ("passwd", text("********")),
+        ]);
+    }
+    Ok(())
+}
+
+fn pg_settings(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
+    for d in settings::all_defs() {
+        let vartype = match d.vartype {
+            settings::VarType::Bool => "bool",
+            settings::VarType::Integer => "integer",
+            settings::VarType::Real => "real",
+            settings::VarType::Enum => "enum",
+            settings::VarType::String => "string",
+        };
+        let raw = cx.settings.raw(d);
+        let opt = |s: &str| if s.is_empty() { Datum::Null } else { text(s) };
+        out.push(vec![
+            ("name", text(&d.name)),
+            ("setting", text(&raw)),
+            ("unit", opt(&d.unit)),
+            ("category", text(&d.category)),
+            ("short_desc", text(&d.short_desc)),
+            ("extra_desc", opt(&d.extra_desc)),
+            ("context", text(&d.context)),
+            ("vartype", text(vartype)),
+            ("source", text(if raw == d.boot { "default" } else { "session" })),
+            ("min_val", opt(&d.min)),
+            ("max_val", opt(&d.max)),
+            ("enumvals", text_array(&d.enumvals)),
+            ("boot_val", text(&d.boot)),
+            ("reset_val", text(&d.boot)),
+            ("pending_restart", b(false)),
+        ]);
+    }
+    Ok(())
+}
+
+fn pg_tables(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
+    for t in all().iter().filter(|t| t.relkind == 'r' && t.namespace == PG_CATALOG_NAMESPACE) {
+        out.push(vec![
+            ("schemaname", name("pg_catalog")),
+            ("tablename", name(&t.name)),
+            ("tableowner", name("postgres")),
+            ("hasindexes", b(true)),
+            ("hasrules", b(false)),
+            ("hastriggers", b(false)),
+            ("rowsecurity", b(false)),
+        ]);
+    }
+    for r in user_relations(cx).into_iter().filter(|r| r.kind == RelKind::Table) {
+        out.push(vec![
+            ("schemaname", name(cx.catalog.namespace_name(r.namespace))),
+            ("tablename", name(&r.name)),
+            ("tableowner", name(&cx.cluster.role_name(r.owner))),
+            ("hasindexes", b(!r.indexes.is_empty())),
+            ("hasrules", b(false)),
+            ("hastriggers", b(r.constraints.iter().any(|c| c.kind == ConstraintKind::ForeignKey))),
+            ("rowsecurity", b(false)),
+        ]);
+    }
+    Ok(())
+}
+
+fn pg_views(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
+    for r in user_relations(cx).into_iter().filter(|r| r.kind == RelKind::View) {
+        out.push(vec![
+            ("schemaname", name(cx.catalog.namespace_name(r.namespace))),
+            ("viewname", name(&r.name)),
+            ("viewowner", name(&cx.cluster.role_name(r.owner))),
+            ("definition", text(&r.view.as_ref().map(|v| format!(" {};", v.query)).unwrap_or_default())),
+        ]);
+    }
+    Ok(())
+}
+
+fn pg_indexes(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
+    for r in user_relations(cx).into_iter().filter(|r| r.kind == RelKind::Index) {
+        let Some(info) = &r.index else { continue };
+        let Some(table) = cx.catalog.relation(info.table) else { continue };
+        out.push(vec![
+            ("schemaname", name(cx.catalog.namespace_name(r.namespace))),
+            ("tablename", name(&table.name)),
+            ("indexname", name(&r.name)),
+            ("tablespace", Datum::Null),
+            ("indexdef", text(&index_definition(cx.catalog, r))),
+        ]);
+    }
+    Ok(())
+}
+
+fn pg_sequence(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
+    for r in user_relations(cx) {
+        if let Some(s) = &r.sequence {
+            out.push(vec![
+                ("seqrelid", oidv(r.oid)),
+                ("seqtypid", oidv(s.type_oid)),
+                ("seqstart", Datum::Int8(s.start)),
+                ("seqincrement", Datum::Int8(s.increment)),
+                ("seqmax", Datum::Int8(s.max)),
+                ("seqmin", Datum::Int8(s.min)),
+                ("seqcache", Datum::Int8(s.cache)),
+                ("seqcycle", b(s.cycle)),
+            ]);
+        }
+    }
+    Ok(())
+}
+
+fn pg_sequences(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
+    for r in user_relations(cx) {
+        if let Some(s) = &r.sequence {
+            out.push(vec![
+                ("schemaname", name(cx.catalog.namespace_name(r.namespace))),
+                ("sequencename", name(&r.name)),
+                ("sequenceowner", name(&cx.cluster.role_name(r.owner))),
+                ("data_type", Datum::Oid(s.type_oid)),
+                ("start_value", Datum::Int8(s.start)),
+                ("min_value", Datum::Int8(s.min)),
+                ("max_value", Datum::Int8(s.max)),
+                ("increment_by", Datum::Int8(s.increment)),
+                ("cycle", b(s.cycle)),
+                ("cache_size", Datum::Int8(s.cache)),
+            ]);
+        }
+    }
+    Ok(())
+}
+
+fn pg_index(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
+    for r in user_relations(cx).into_iter().filter(|r| r.kind == RelKind::Index) {
+        let Some(info) = &r.index else { continue };
+        let keys: Vec<i16> = info.keys.iter().map(|k| k.attnum).collect();
+        let options: Vec<i16> = info.keys.iter().map(|k| (k.desc as i16) | ((k.nulls_first as i16) << 1)).collect();
+        let exprs: Vec<String> = info.keys.iter().filter_map(|k| k.expr.clone()).collect();
+        out.push(vec![
+            ("indexrelid", oidv(r.oid)),
+            ("indrelid", oidv(info.table)),
+            ("indnatts", Datum::Int2(keys.len() as i16)),
+            ("indnkeyatts", Datum::Int2(keys.len() as i16)),
+            ("indisunique", b(info.unique)),
+            ("indnullsnotdistinct", b(info.nulls_not_distinct)),
+            ("indisprimary", b(info.primary)),
+            ("indisexclusion", b(false)),
+            ("indimmediate", b(true)),
+            ("indisclustered", b(false)),
+            ("indisvalid", b(true)),
+            ("indcheckxmin", b(false)),
+            ("indisready", b(true)),
+            ("indislive", b(true)),
+            ("indisreplident", b(false)),
+            ("indkey", int2_vector(&keys)),
+            ("indcollation", oid_vector(&vec![0; keys.len()])),
+            ("indclass", oid_vector(&vec![0; keys.len()])),
+            ("indoption", int2_vector(&options)),
+            ("indexprs", if exprs.is_empty() { Datum::Null } else { text(&exprs.join(", ")) }),
+            ("indpred", info.predicate.as_deref().map(text).unwrap_or(Datum::Null)),
+        ]);
+    }
+    Ok(())
+}
+
+fn pg_constraint(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
+    for r in user_relations(cx) {
+        for c in &r.constraints {
+            let fk = c.foreign.as_ref();
+            out.push(vec![
+                ("oid", oidv(c.oid)),
+                ("conname", name(&c.name)),
+                ("connamespace", oidv(r.namespace)),
+                ("contype", ch(c.kind.code())),
+                ("condeferrable", b(c.deferrable)),
+                ("condeferred", b(c.deferred)),
+                ("convalidated", b(c.validated)),
+                ("conrelid", oidv(r.oid)),
+                ("contypid", oidv(0)),
+                ("conindid", oidv(c.index)),
+                ("conparentid", oidv(0)),
+                ("confrelid", oidv(fk.map(|f| f.ref_table).unwrap_or(0))),
+                ("confupdtype", ch(fk.map(|f| f.on_update.code()).unwrap_or(' '))),
+                ("confdeltype", ch(fk.map(|f| f.on_delete.code()).unwrap_or(' '))),
+                ("confmatchtype", ch(fk.map(|f| f.match_type).unwrap_or(' '))),
+                ("conislocal", b(true)),
+                ("coninhcount", Datum::Int4(0)),
+                ("connoinherit", b(c.no_inherit)),
+                ("conkey", if c.columns.is_empty() { Datum::Null } else { int2_array(&c.columns) }),
+                ("confkey", fk.map(|f| int2_array(&f.ref_columns)).unwrap_or(Datum::Null)),
+                ("conbin", c.check.as_deref().map(text).unwrap_or(Datum::Null)),
+            ]);
+        }
+    }
+    Ok(())
+}
+
+fn pg_attrdef(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
+    for r in user_relations(cx) {
+        for (i, c) in r.columns.iter().enumerate() {
+            if let Some(d) = &c.default {
+                out.push(vec![
+                    ("oid", oidv(r.oid.wrapping_mul(1000).wrapping_add(i as u32))),
+                    ("adrelid", oidv(r.oid)),
+                    ("adnum", Datum::Int2(i as i16 + 1)),
+                    ("adbin", text(d)),
+                ]);
+            }
+        }
+    }
+    Ok(())
+}
+
+fn pg_description(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
+    for ((class, obj, sub), t) in &cx.catalog.comments {
+        out.push(vec![("objoid", oidv(*obj)), ("classoid", oidv(*class)), ("objsubid", Datum::Int4(*sub)), ("description", text(t))]);
+    }
+    Ok(())
+}
+
+fn pg_am(_: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
+    for (o, n, t) in [(2u32, "heap", 't'), (403, "btree", 'i'), (405, "hash", 'i'), (783, "gist", 'i'), (2742, "gin", 'i'), (4000, "spgist", 'i'), (3580, "brin", 'i')] {
+        out.push(vec![("oid", oidv(o)), ("amname", name(n)), ("amhandler", Datum::Oid(0)), ("amtype", ch(t))]);
+    }
+    Ok(())
+}
+
+fn pg_proc(_: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
+    let bi = builtins();
+    let mut procs: Vec<&super::builtin::ProcInfo> = bi.procs.values().collect();
+    procs.sort_by_key(|p| p.oid);
+    for p in procs {
+        out.push(vec![
+            ("oid", oidv(p.oid)),
+            ("proname", name(&p.name)),
+            ("pronamespace", oidv(p.namespace)),
+            ("proowner", oidv(BOOTSTRAP_SUPERUSER)),
+            ("prolang", oidv(if p.src.starts_with("select") || p.src.is_empty() { 14 } else { 12 })),
+            ("procost", Datum::Float4(p.cost)),
+            ("prorows", Datum::Float4(p.rows)),
+            ("provariadic", oidv(p.variadic)),
+            ("prosupport", Datum::Oid(0)),
+            ("prokind", ch(p.kind)),
+            ("prosecdef", b(false)),
+            ("proleakproof", b(false)),
+            ("proisstrict", b(p.strict)),
+            ("proretset", b(p.retset)),
+            ("provolatile", ch(p.volatility)),
+            ("proparallel", ch(p.parallel)),
+            ("pronargs", Datum::Int2(p.argtypes.len() as i16)),
+            ("pronargdefaults", Datum::Int2(p.nargdefaults as i16)),
+            ("prorettype", oidv(p.rettype)),
+            ("proargtypes", oid_vector(&p.argtypes)),
+            ("prosrc", text(&p.src)),
+        ]);
+    }
+    Ok(())
+}
+
+fn pg_operator(_: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
+    let bi = builtins();
+    let mut ops: Vec<&super::builtin::OperatorInfo> = bi.operators.values().collect();
+    ops.sort_by_key(|o| o.oid);
+    for o in ops {
+        out.push(vec![
+            ("oid", oidv(o.oid)),
+            ("oprname", name(&o.name)),
+            ("oprnamespace", oidv(PG_CATALOG_NAMESPACE)),
+            ("oprowner", oidv(BOOTSTRAP_SUPERUSER)),
+            ("oprkind", ch(o.kind)),
+            ("oprcanmerge", b(false)),
+            ("oprcanhash", b(false)),
+            ("oprleft", oidv(o.left)),
+            ("oprright", oidv(o.right)),
+            ("oprresult", oidv(o.result)),
+            ("oprcom", oidv(o.commutator)),
+            ("oprnegate", oidv(o.negator)),
+            ("oprcode", Datum::Oid(o.proc)),
+        ]);
+    }
+    Ok(())
+}
+
+fn pg_cast(_: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
+    let mut casts: Vec<&super::builtin::CastInfo> = builtins().casts.values().collect();
+    casts.sort_by_key(|c| (c.source, c.target));
+    for c in casts {
+        out.push(vec![
+            ("castsource", oidv(c.source)),
+            ("casttarget", oidv(c.target)),
+            ("castfunc", oidv(c.func)),
+            ("castcontext", ch(c.context)),
+            ("castmethod", ch(c.method)),
+        ]);
+    }
+    Ok(())
+}
+
+fn pg_collation(_: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
+    for (o, n, p) in [(100u32, "default", 'd'), (950, "C", 'c'), (951, "POSIX", 'c')] {
+        out.push(vec![
+            ("oid", oidv(o)),
+            ("collname", name(n)),
+            ("collnamespace", oidv(PG_CATALOG_NAMESPACE)),
+            ("collowner", oidv(BOOTSTRAP_SUPERUSER)),
+            ("collprovider", ch(p)),
+            ("collisdeterministic", b(true)),
+            ("collencoding", Datum::Int4(-1)),
+            ("collcollate", if o == 100 { Datum::Null } else { text(n) }),
+            ("collctype", if o == 100 { Datum::Null } else { text(n) }),
+        ]);
+    }
+    Ok(())
+}
+
+fn pg_extension(_: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
+    out.push(vec![
+        ("oid", oidv(13_000 + 181)),
+        ("extname", name("plpgsql")),
+        ("extowner", oidv(BOOTSTRAP_SUPERUSER)),
+        ("extnamespace", oidv(PG_CATALOG_NAMESPACE)),
+        ("extrelocatable", b(false)),
+        ("extversion", text("1.0")),
+    ]);
+    Ok(())
+}
+
+fn pg_language(_: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
+    for (o, n, pl) in [(12u32, "internal", false), (13, "c", false), (14, "sql", false), (13_000 + 182, "plpgsql", true)] {
+        out.push(vec![
+            ("oid", oidv(o)),
+            ("lanname", name(n)),
+            ("lanowner", oidv(BOOTSTRAP_SUPERUSER)),
+            ("lanispl", b(pl)),
+            ("lanpltrusted", b(pl || n == "sql")),
+        ]);
+    }
+    Ok(())
+}
+
+fn pg_tablespace(_: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
+    for (o, n) in [(1663u32, "pg_default"), (1664, "pg_global")] {
+        out.push(vec![("oid", oidv(o)), ("spcname", name(n)), ("spcowner", oidv(BOOTSTRAP_SUPERUSER))]);
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------- information_schema
+
+fn data_type_name(t: Oid) -> String {
+    let bi = builtins();
+    if bi.element_of(t) != 0 && bi.type_info(t).map(|i| i.category == 'A').unwrap_or(false) {
+        return "ARRAY".into();
+    }
+    match t {
+        oid::BPCHAR => "character".into(),
+        oid::VARCHAR => "character varying".into(),
+        _ => {
+            let s = format_type(t, -1);
+            if bi.type_info(t).map(|i| i.typtype == 'b' && i.category == 'U' && !matches!(t, oid::BYTEA | oid::UUID | oid::JSON | oid::JSONB)).unwrap_or(false) {
+                "USER-DEFINED".into()
+            } else {
+                s
+            }
+        }
+    }
+}
+
+fn table_type(r: &Relation) -> &'static str {
+    match (r.kind, r.persistence) {
+        (RelKind::View, _) => "VIEW",
+        (_, 't') => "LOCAL TEMPORARY",
+        _ => "BASE TABLE",
+    }
+}
+
+fn is_tables(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
+    for t in all() {
+        let schema = if t.namespace == PG_CATALOG_NAMESPACE { "pg_catalog" } else { "information_schema" };
+        out.push(vec![
+            ("table_catalog", name(cx.database_name)),
+            ("table_schema", name(schema)),
+            ("table_name", name(&t.name)),
+            ("table_type", text(if t.relkind == 'v' { "VIEW" } else { "BASE TABLE" })),
+            ("is_insertable_into", text("NO")),
+            ("is_typed", text("NO")),
+        ]);
+    }
+    for r in user_relations(cx).into_iter().filter(|r| matches!(r.kind, RelKind::Table | RelKind::View)) {
+        out.push(vec![
+            ("table_catalog", name(cx.database_name)),
+            ("table_schema", name(cx.catalog.namespace_name(r.namespace))),
+            ("table_name", name(&r.name)),
+            ("table_type", text(table_type(r))),
+            ("is_insertable_into", yes_no(r.kind == RelKind::Table)),
+            ("is_typed", text("NO")),
+            ("commit_action", if r.persistence == 't' { text("PRESERVE") } else { Datum::Null }),
+        ]);
+    }
+    Ok(())
+}
+
+fn is_columns(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
+    for r in user_relations(cx).into_iter().filter(|r| matches!(r.kind, RelKind::Table | RelKind::View)) {
+        for (attnum, c) in r.live_columns() {
+            let t = c.type_oid;
+            let max_len = match t {
+                oid::VARCHAR | oid::BPCHAR if c.typmod >= 4 => Datum::Int4(c.typmod - 4),
+                _ => Datum::Null,
+            };
+            let (num_prec, num_radix, num_scale) = match t {
+                oid::INT2 => (Datum::Int4(16), Datum::Int4(2), Datum::Int4(0)),
+                oid::INT4 => (Datum::Int4(32), Datum::Int4(2), Datum::Int4(0)),
+                oid::INT8 => (Datum::Int4(64), Datum::Int4(2), Datum::Int4(0)),
+                oid::FLOAT4 => (Datum::Int4(24), Datum::Int4(2), Datum::Null),
+                oid::FLOAT8 => (Datum::Int4(53), Datum::Int4(2), Datum::Null),
+                oid::NUMERIC if c.typmod >= 4 => {
+                    let v = c.typmod - 4;
+                    (Datum::Int4((v >> 16) & 0xffff), Datum::Int4(10), Datum::Int4(v & 0xffff))
+                }
+                oid::NUMERIC => (Datum::Null, Datum::Int4(10), Datum::Null),
+                _ => (Datum::Null, Datum::Null, Datum::Null),
+            };
+            let dt_prec = match t {
+                oid::DATE => Datum::Int4(0),
+                oid::TIME | oid::TIMETZ | oid::TIMESTAMP | oid::TIMESTAMPTZ | oid::INTERVAL => {
+                    Datum::Int4(if c.typmod >= 0 && t != oid::INTERVAL { c.typmod } else { 6 })
+                }
+                _ => Datum::Null,
+            };
+            let udt = builtins().type_name(t).to_string();
+            out.push(vec![
+                ("table_catalog", name(cx.database_name)),
+                ("table_schema", name(cx.catalog.namespace_name(r.namespace))),
+                ("table_name", name(&r.name)),
+                ("column_name", name(&c.name)),
+                ("ordinal_position", Datum::Int4(attnum as i32)),
+                ("column_default", c.default.as_deref().map(text).unwrap_or(Datum::Null)),
+                ("is_nullable", yes_no(!c.not_null)),
+                ("data_type", text(&data_type_name(t))),
+                ("character_maximum_length", max_len.clone()),
+                ("character_octet_length", match t {
+                    oid::VARCHAR | oid::BPCHAR | oid::TEXT => match &max_len {
+                        Datum::Int4(n) => Datum::Int4(n * 4),
+                        _ => Datum::Int4(1_073_741_824),
+                    },
+                    _ => Datum::Null,
+                }),
+                ("numeric_precision", num_prec),
+                ("numeric_precision_radix", num_radix),
+                ("numeric_scale", num_scale),
+                ("datetime_precision", dt_prec),
+                ("udt_catalog", name(cx.database_name)),
+                ("udt_schema", name("pg_catalog")),
+                ("udt_name", name(&udt)),
+                ("dtd_identifier", text(&attnum.to_string())),
+                ("is_self_referencing", text("NO")),
+                ("is_identity", yes_no(c.identity != ' ')),
+                ("identity_generation", match c.identity {
+                    'a' => text("ALWAYS"),
+                    'd' => text("BY DEFAULT"),
+                    _ => Datum::Null,
+                }),
+                ("is_generated", text("NEVER")),
+                ("is_updatable", yes_no(r.kind == RelKind::Table)),
+                ("collation_name", Datum::Null),
+            ]);
+        }
+    }
+    Ok(())
+}
+
+fn is_views(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
+    for r in user_relations(cx).into_iter().filter(|r| r.kind == RelKind::View) {
+        out.push(vec![
+            ("table_catalog", name(cx.database_name)),
+            ("table_schema", name(cx.catalog.namespace_name(r.namespace))),
+            ("table_name", name(&r.name)),
+            ("view_definition", text(&r.view.as_ref().map(|v| format!(" {};", v.query)).unwrap_or_default())),
+            ("check_option", text("NONE")),
+            ("is_updatable", text("NO")),
+            ("is_insertable_into", text("NO")),
+            ("is_trigger_updatable", text("NO")),
+            ("is_trigger_deletable", text("NO")),
+            ("is_trigger_insertable_into", text("NO")),
+        ]);
+    }
+    Ok(())
+}
+
+fn is_schemata(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
+    for n in cx.catalog.namespaces.values().filter(|n| n.temp_session.is_none()) {
+        out.push(vec![
+            ("catalog_name", name(cx.database_name)),
+            ("schema_name", name(&n.name)),
+            ("schema_owner", name(&cx.cluster.role_name(n.owner).replace("6171", "pg_database_owner"))),
+        ]);
+    }
+    Ok(())
+}
+
+fn constraint_type(c: &Constraint) -> &'static str {
+    match c.kind {
+        ConstraintKind::PrimaryKey => "PRIMARY KEY",
+        ConstraintKind::Unique => "UNIQUE",
+        ConstraintKind::Check => "CHECK",
+        ConstraintKind::ForeignKey => "FOREIGN KEY",
+    }
+}
+
+fn is_table_constraints(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
+    for r in user_relations(cx).into_iter().filter(|r| r.kind == RelKind::Table) {
+        let schema = cx.catalog.namespace_name(r.namespace);
+        for c in &r.constraints {
+            out.push(vec![
+                ("constraint_catalog", name(cx.database_name)),
+                ("constraint_schema", name(schema)),
+                ("constraint_name", name(&c.name)),
+                ("table_catalog", name(cx.database_name)),
+                ("table_schema", name(schema)),
+                ("table_name", name(&r.name)),
+                ("constraint_type", text(constraint_type(c))),
+                ("is_deferrable", yes_no(c.deferrable)),
+                ("initially_deferred", yes_no(c.deferred)),
+                ("enforced", text("YES")),
+                ("nulls_distinct", if c.kind == ConstraintKind::Unique || c.kind == ConstraintKind::PrimaryKey { text("YES") } else { Datum::Null }),
+            ]);
+        }
+        // NOT NULL constraints appear as CHECK constraints here.
+        for (attnum, col) in r.live_columns().filter(|(_, c)| c.not_null) {
+            out.push(vec![
+                ("constraint_catalog", name(cx.database_name)),
+                ("constraint_schema", name(schema)),
+                ("constraint_name", name(&format!("{}_{}_{}_not_null", r.namespace, r.oid, attnum))),
+                ("table_catalog", name(cx.database_name)),
+                ("table_schema", name(schema)),
+                ("table_name", name(&r.name)),
+                ("constraint_type", text("CHECK")),
+                ("is_deferrable", text("NO")),
+                ("initially_deferred", text("NO")),
+                ("enforced", text("YES")),
+            ]);
+            let _ = col;
+        }
+    }
+    Ok(())
+}
+
+fn is_key_column_usage(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
+    for r in user_relations(cx).into_iter().filter(|r| r.kind == RelKind::Table) {
+        let schema = cx.catalog.namespace_name(r.namespace);
+        for c in r.constraints.iter().filter(|c| c.kind != ConstraintKind::Check) {
+            for (pos, &attnum) in c.columns.iter().enumerate() {
+                let unique_pos = c.foreign.as_ref().map(|f| {
+                    // Position of the referenced column within the referenced key.
+                    let target = f.ref_columns[pos];
+                    cx.catalog
+                        .relation(f.ref_table)
+                        .and_then(|p| p.constraints.iter().find(|k| k.index == f.ref_index))
+                        .and_then(|k| k.columns.iter().position(|&a| a == target))
+                        .map(|p| Datum::Int4(p as i32 + 1))
+                        .unwrap_or(Datum::Int4(pos as i32 + 1))
+                });
+                out.push(vec![
+                    ("constraint_catalog", name(cx.database_name)),
+                    ("constraint_schema", name(schema)),
+                    ("constraint_name", name(&c.name)),
+                    ("table_catalog", name(cx.database_name)),
+                    ("table_schema", name(schema)),
+                    ("table_name", name(&r.name)),
+                    ("column_name", name(&r.column(attnum).name)),
+                    ("ordinal_position", Datum::Int4(pos as i32 + 1)),
+                    ("position_in_unique_constraint", unique_pos.unwrap_or(Datum::Null)),
+                ]);
+            }
+        }
+    }
+    Ok(())
+}
+
+fn is_referential_constraints(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
+    let rule = |a: FkAction| match a {
+        FkAction::NoAction => "NO ACTION",
+        FkAction::Restrict => "RESTRICT",
+        FkAction::Cascade => "CASCADE",
+        FkAction::SetNull => "SET NULL",
+        FkAction::SetDefault => "SET DEFAULT",
+    };
+    for r in user_relations(cx).into_iter().filter(|r| r.kind == RelKind::Table) {
+        let schema = cx.catalog.namespace_name(r.namespace);
+        for c in &r.constraints {
+            let Some(f) = &c.foreign else { continue };
+            let (uschema, uname) = cx
+                .catalog
+                .relation(f.ref_table)
+                .and_then(|p| p.constraints.iter().find(|k| k.index == f.ref_index).map(|k| (cx.catalog.namespace_name(p.namespace), k.name.clone())))
+                .unwrap_or(("", String::new()));
+            out.push(vec![
+                ("constraint_catalog", name(cx.database_name)),
+                ("constraint_schema", name(schema)),
+                ("constraint_name", name(&c.name)),
+                ("unique_constraint_catalog", name(cx.database_name)),
+                ("unique_constraint_schema", name(uschema)),
+                ("unique_constraint_name", name(&uname)),
+                ("match_option", text(if f.match_type == 'f' { "FULL" } else { "NONE" })),
+                ("update_rule", text(rule(f.on_update))),
+                ("delete_rule", text(rule(f.on_delete))),
+            ]);
+        }
+    }
+    Ok(())
+}
+
+fn is_sequences(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
+    for r in user_relations(cx) {
+        let Some(s) = &r.sequence else { continue };
+        let bits = match s.type_oid {
+            oid::INT2 => 16,
+            oid::INT4 => 32,
+            _ => 64,
+        };
+        out.push(vec![
+            ("sequence_catalog", name(cx.database_name)),
+            ("sequence_schema", name(cx.catalog.namespace_name(r.namespace))),
+            ("sequence_name", name(&r.name)),
+            ("data_type", text(&format_type(s.type_oid, -1))),
+            ("numeric_precision", Datum::Int4(bits)),
+            ("numeric_precision_radix", Datum::Int4(2)),
+            ("numeric_scale", Datum::Int4(0)),
+            ("start_value", text(&s.start.to_string())),
+            ("minimum_value", text(&s.min.to_string())),
+            ("maximum_value", text(&s.max.to_string())),
+            ("increment", text(&s.increment.to_string())),
+            ("cycle_option", yes_no(s.cycle)),
+        ]);
+    }
+    Ok(())
+}
+
+fn is_check_constraints(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
+    for r in user_relations(cx).into_iter().filter(|r| r.kind == RelKind::Table) {
+        let schema = cx.catalog.namespace_name(r.namespace);
+        for c in r.constraints.iter().filter(|c| c.kind == ConstraintKind::Check) {
+            out.push(vec![
+                ("constraint_catalog", name(cx.database_name)),
+                ("constraint_schema", name(schema)),
+                ("constraint_name", name(&c.name)),
+                ("check_clause", text(&c.check.clone().unwrap_or_default())),
+            ]);
+        }
+    }
+    Ok(())
+}
