@@ -36,6 +36,8 @@ struct PgQueryProtobufParseResult {
 }
 
 extern "C" {
+    fn tusk_set_standard_conforming_strings(on: bool);
+    fn tusk_set_escape_string_warning(on: bool);
     fn pg_query_parse_protobuf(input: *const c_char) -> PgQueryProtobufParseResult;
     fn pg_query_free_protobuf_parse_result(result: PgQueryProtobufParseResult);
 }
@@ -51,6 +53,19 @@ pub struct ParsedStatement {
 
 /// Parses a query string that may hold several statements (simple protocol).
 pub fn parse(sql: &str) -> PgResult<Vec<ParsedStatement>> {
+    parse_with(sql, true)
+}
+
+/// Parses with the session's standard_conforming_strings: when it is off,
+/// backslashes in plain '...' literals are escapes, as in old PostgreSQL.
+pub fn parse_with(sql: &str, standard_conforming_strings: bool) -> PgResult<Vec<ParsedStatement>> {
+    // SAFETY: the shim only stores into the calling thread's lexer switches.
+    // The "nonstandard use of \\" warning would go to libpg_query's stderr
+    // buffer, which no client sees, so it stays off.
+    unsafe {
+        tusk_set_standard_conforming_strings(standard_conforming_strings);
+        tusk_set_escape_string_warning(false);
+    }
     let input = CString::new(sql).map_err(|_| {
         PgError::new(sqlstate::PROTOCOL_VIOLATION, "invalid message format")
             .with_detail("query string contains a zero byte")
@@ -62,7 +77,8 @@ pub fn parse(sql: &str) -> PgResult<Vec<ParsedStatement>> {
         if !result.error.is_null() {
             let e = &*result.error;
             let message = CStr::from_ptr(e.message).to_string_lossy().into_owned();
-            let mut err = parse_error(message);
+            let funcname = if e.funcname.is_null() { String::new() } else { CStr::from_ptr(e.funcname).to_string_lossy().into_owned() };
+            let mut err = parse_error(message, &funcname);
             if e.cursorpos > 0 {
                 err.position = Some(e.cursorpos as u32);
             }
@@ -75,6 +91,7 @@ pub fn parse(sql: &str) -> PgResult<Vec<ParsedStatement>> {
     };
     unsafe { pg_query_free_protobuf_parse_result(result) };
     let parsed = parsed?;
+    check_numeric_junk(sql)?;
     let mut out = Vec::with_capacity(parsed.stmts.len());
     for raw in parsed.stmts {
         let Some(node) = raw.stmt.and_then(|n| n.node) else { continue };
@@ -87,25 +104,60 @@ pub fn parse(sql: &str) -> PgResult<Vec<ParsedStatement>> {
 
 /// libpg_query reports every error of the raw parser; most are syntax
 /// errors, a few carry other SQLSTATEs in PostgreSQL (we map those by text).
-fn parse_error(message: String) -> PgError {
-    let code = if message.starts_with("unterminated")
-        || message.starts_with("syntax error")
-        || message.starts_with("zero-length delimited identifier")
-        || message.contains("at or near")
-    {
-        sqlstate::SYNTAX_ERROR
+fn parse_error(message: String, funcname: &str) -> PgError {
+    if message == "invalid Unicode escape" && funcname == "core_yylex" {
+        // The E'' string form is reported by the lexer itself with its own
+        // SQLSTATE; the U&'' form (str_udeescape) is a syntax error.
+        return PgError::new(sqlstate::INVALID_ESCAPE_SEQUENCE, message)
+            .with_hint("Unicode escapes must be \\uXXXX or \\UXXXXXXXX.");
+    }
+    let code = if message.starts_with("invalid byte sequence for encoding") {
+        sqlstate::CHARACTER_NOT_IN_REPERTOIRE
     } else if message.contains("is out of range for type") {
         sqlstate::NUMERIC_VALUE_OUT_OF_RANGE
-    } else if message.starts_with("invalid Unicode") || message.contains("Unicode escape") {
-        sqlstate::INVALID_ESCAPE_SEQUENCE
-    } else if message.contains("not supported") {
+    } else if message.starts_with("unsafe use of string constant with Unicode escapes") {
         sqlstate::FEATURE_NOT_SUPPORTED
-    } else if message.starts_with("improper use of \"*\"") || message.contains("cannot be used") {
-        sqlstate::SYNTAX_ERROR
     } else {
+        // Everything else the raw parser reports is a syntax error in
+        // PostgreSQL too (including the lexer's Unicode escape errors).
         sqlstate::SYNTAX_ERROR
     };
     PgError::new(code, message)
+}
+
+/// PostgreSQL 15's lexer rejects a number run straight into an identifier
+/// ("123abc", "0x1F", "1_000"); the libpg_query grammar we link predates
+/// that rule and would read `0x1F` as `0 AS x1F`. A byte pre-filter keeps
+/// the real scan off the common path.
+fn check_numeric_junk(sql: &str) -> PgResult<()> {
+    let b = sql.as_bytes();
+    let ident_start = |c: u8| c.is_ascii_alphabetic() || c == b'_' || c >= 0x80;
+    let ident_cont = |c: u8| ident_start(c) || c.is_ascii_digit() || c == b'$';
+    let suspicious = b.windows(2).any(|w| w[0].is_ascii_digit() && ident_start(w[1]));
+    if !suspicious {
+        return Ok(());
+    }
+    let Ok(scan) = pg_query::scan(sql) else { return Ok(()) };
+    let tokens = &scan.tokens;
+    for (i, tok) in tokens.iter().enumerate() {
+        let is_number = tok.token == protobuf::Token::Iconst as i32 || tok.token == protobuf::Token::Fconst as i32;
+        let Some(next) = tokens.get(i + 1) else { break };
+        if !is_number || next.start != tok.end {
+            continue;
+        }
+        let (start, mut end) = (tok.start as usize, next.start as usize);
+        if !b.get(end).is_some_and(|&c| ident_start(c)) {
+            continue;
+        }
+        while end < b.len() && ident_cont(b[end]) {
+            end += 1;
+        }
+        let text = String::from_utf8_lossy(&b[start..end]);
+        let position = sql[..start].chars().count() as u32 + 1;
+        return Err(PgError::new(sqlstate::SYNTAX_ERROR, format!("trailing junk after numeric literal at or near \"{text}\""))
+            .with_position(Some(position)));
+    }
+    Ok(())
 }
 
 /// The text of one statement, for logs, pg_stat_activity and plan cache keys.
