@@ -394,7 +394,11 @@ impl Connection {
     fn fail_statement(&mut self) {
         self.sql.notices.borrow_mut().clear();
         match self.block {
-            Block::InBlock | Block::Failed => self.block = Block::Failed,
+            Block::InBlock => {
+                self.block = Block::Failed;
+                self.abort_failed_work();
+            }
+            Block::Failed => {}
             Block::Idle => {
                 self.sql.rollback();
                 self.implicit = false;
@@ -402,10 +406,29 @@ impl Connection {
         }
     }
 
+    /// PostgreSQL aborts the (sub)transaction when a statement fails, which
+    /// releases its locks immediately; waiting for the client's ROLLBACK
+    /// would keep a deadlock victim's rows locked against the survivor.
+    fn abort_failed_work(&mut self) {
+        match self.savepoints.last_mut() {
+            Some(innermost) => {
+                for _ in 0..innermost.rocks {
+                    let _ = self.sql.rollback_to_savepoint();
+                }
+                innermost.rocks = 0;
+                if self.sql.savepoint().is_ok() {
+                    innermost.rocks = 1;
+                }
+            }
+            None => self.sql.abort_work(),
+        }
+    }
+
     // ---------------------------------------------------------------- simple query
 
     fn simple_query(&mut self, sql: &str) -> std::io::Result<()> {
-        let stmts = match parser::parse(sql) {
+        let scs = self.sql.settings.borrow().standard_conforming_strings;
+        let stmts = match parser::parse_with(sql, scs) {
             Ok(s) => s,
             Err(e) => {
                 self.fail_statement();
@@ -589,48 +612,44 @@ impl Connection {
                 self.savepoints.clear();
                 Ok(if t.kind == 1 { "BEGIN" } else { "START TRANSACTION" }.into())
             }
-            // COMMIT / END
-            3 => {
-                if t.chain {
-                    return Err(PgError::unsupported("COMMIT AND CHAIN"));
+            // COMMIT / END, ROLLBACK / ABORT, each optionally AND CHAIN
+            3 | 4 => {
+                let committing = t.kind == 3;
+                if t.chain && self.block == Block::Idle {
+                    let verb = if committing { "COMMIT" } else { "ROLLBACK" };
+                    return Err(PgError::new(sqlstate::NO_ACTIVE_SQL_TRANSACTION, format!("{verb} AND CHAIN can only be used in transaction blocks")));
                 }
-                match self.block {
+                // AND CHAIN starts the next transaction with the same characteristics.
+                let chained = (self.sql.isolation(), self.sql.read_only);
+                let tag = match self.block {
                     Block::Idle => {
                         self.sql.notices.borrow_mut().push(PgError::warning("there is no transaction in progress").with_code(sqlstate::NO_ACTIVE_SQL_TRANSACTION));
-                        if self.sql.in_transaction() && !self.implicit {
+                        if committing && self.sql.in_transaction() && !self.implicit {
                             self.sql.commit()?;
+                        } else if !committing {
+                            self.sql.rollback();
                         }
-                        Ok("COMMIT".into())
+                        if committing { "COMMIT" } else { "ROLLBACK" }
                     }
-                    Block::InBlock => {
+                    Block::InBlock if committing => {
                         self.block = Block::Idle;
                         self.savepoints.clear();
                         self.sql.commit()?;
-                        Ok("COMMIT".into())
+                        "COMMIT"
                     }
-                    Block::Failed => {
+                    Block::InBlock | Block::Failed => {
                         self.block = Block::Idle;
                         self.savepoints.clear();
                         self.sql.rollback();
-                        Ok("ROLLBACK".into())
+                        "ROLLBACK"
                     }
-                }
-            }
-            // ROLLBACK / ABORT
-            4 => {
+                };
                 if t.chain {
-                    if self.block == Block::Idle {
-                        return Err(PgError::new(sqlstate::NO_ACTIVE_SQL_TRANSACTION, "ROLLBACK AND CHAIN can only be used in transaction blocks"));
-                    }
-                    return Err(PgError::unsupported("ROLLBACK AND CHAIN"));
+                    self.sql.begin(chained.0);
+                    self.sql.set_read_only(chained.1)?;
+                    self.block = Block::InBlock;
                 }
-                if self.block == Block::Idle {
-                    self.sql.notices.borrow_mut().push(PgError::warning("there is no transaction in progress").with_code(sqlstate::NO_ACTIVE_SQL_TRANSACTION));
-                }
-                self.block = Block::Idle;
-                self.savepoints.clear();
-                self.sql.rollback();
-                Ok("ROLLBACK".into())
+                Ok(tag.into())
             }
             // SAVEPOINT
             5 => {
@@ -698,7 +717,7 @@ impl Connection {
                     };
                     self.sql.set_isolation(iso)?;
                 }
-                "transaction_read_only" => self.sql.read_only = v == "true" || v == "1" || v == "on",
+                "transaction_read_only" => self.sql.set_read_only(v == "true" || v == "1" || v == "on")?,
                 "transaction_deferrable" => {}
                 _ => {}
             }
@@ -842,7 +861,8 @@ impl Connection {
         if !name.is_empty() && self.prepared.contains_key(name) {
             return Err(PgError::new(sqlstate::DUPLICATE_PREPARED_STATEMENT, format!("prepared statement \"{name}\" already exists")));
         }
-        let mut stmts = parser::parse(query)?;
+        let scs = self.sql.settings.borrow().standard_conforming_strings;
+        let mut stmts = parser::parse_with(query, scs)?;
         if stmts.len() > 1 {
             return Err(PgError::syntax("cannot insert multiple commands into a prepared statement"));
         }

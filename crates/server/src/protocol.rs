@@ -5,7 +5,7 @@
 //! and every decoding error is a protocol violation for the caller to turn
 //! into an ErrorResponse and a closed connection, never a panic.
 
-use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
+use std::io::{self, BufRead, BufWriter, Read, Write};
 
 use tusk_types::{sqlstate, PgError, Severity};
 
@@ -351,6 +351,7 @@ pub fn put_cstr(b: &mut Vec<u8>, s: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::BufReader;
 
     fn framed(tag: u8, body: &[u8]) -> Vec<u8> {
         let mut v = vec![tag];
@@ -361,27 +362,27 @@ mod tests {
 
     #[test]
     fn decodes_query_and_rejects_garbage() {
-        let mut r = BufReader::new(&framed(b'Q', b"SELECT 1\0")[..]);
+        let mut r = BufReader::new(std::io::Cursor::new(framed(b'Q', b"SELECT 1\0")));
         assert!(matches!(read_message(&mut r).unwrap(), Some(Frontend::Query(q)) if q == "SELECT 1"));
         // Missing terminator.
-        let mut r = BufReader::new(&framed(b'Q', b"SELECT 1")[..]);
+        let mut r = BufReader::new(std::io::Cursor::new(framed(b'Q', b"SELECT 1")));
         assert!(read_message(&mut r).is_err());
         // Bad length word.
         let mut r = BufReader::new(&[b'Q', 0, 0, 0, 2][..]);
         assert!(read_message(&mut r).is_err());
         // Unknown tag.
-        let mut r = BufReader::new(&framed(b'z', b"")[..]);
+        let mut r = BufReader::new(std::io::Cursor::new(framed(b'z', b"")));
         assert!(read_message(&mut r).is_err());
         // Truncated body.
         let mut r = BufReader::new(&[b'Q', 0, 0, 0, 20, b'S'][..]);
         assert!(read_message(&mut r).is_err());
         // Invalid UTF-8.
-        let mut r = BufReader::new(&framed(b'Q', b"\xff\xfe\0")[..]);
+        let mut r = BufReader::new(std::io::Cursor::new(framed(b'Q', b"\xff\xfe\0")));
         assert_eq!(read_message(&mut r).unwrap_err().code, sqlstate::CHARACTER_NOT_IN_REPERTOIRE);
         // Bind with a negative count.
         let mut body = b"\0\0".to_vec();
         body.extend_from_slice(&(-1i16).to_be_bytes());
-        let mut r = BufReader::new(&framed(b'B', &body)[..]);
+        let mut r = BufReader::new(std::io::Cursor::new(framed(b'B', &body)));
         assert!(read_message(&mut r).is_err());
     }
 
@@ -397,7 +398,7 @@ mod tests {
             let tags = b"QPBDECSHXdcfFpz";
             let tag = tags[(seed >> 8) as usize % tags.len()];
             let body: Vec<u8> = (0..len).map(|i| (seed >> (i % 56)) as u8).collect();
-            let mut r = BufReader::new(&framed(tag, &body)[..]);
+            let mut r = BufReader::new(std::io::Cursor::new(framed(tag, &body)));
             let _ = read_message(&mut r);
             let mut s = &framed(0, &body)[1..];
             let _ = read_startup(&mut s);

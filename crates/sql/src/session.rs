@@ -56,6 +56,9 @@ pub struct SqlSession {
     /// Notices raised while running a statement, for the protocol to send.
     pub notices: RefCell<Vec<PgError>>,
     pub read_only: bool,
+    /// Whether the transaction has run a query, after which its isolation
+    /// level is fixed.
+    snapshot_taken: Cell<bool>,
     pub in_block: Cell<bool>,
 }
 
@@ -106,6 +109,7 @@ impl SqlSession {
             rng: RefCell::new(rand::rngs::StdRng::from_entropy()),
             notices: RefCell::new(Vec::new()),
             read_only: false,
+            snapshot_taken: Cell::new(false),
             in_block: Cell::new(false),
         })
     }
@@ -130,12 +134,39 @@ impl SqlSession {
         txn.set_interrupt(self.interrupt.clone());
         self.txn = Some(txn);
         self.txn_start = now_micros();
+        self.snapshot_taken.set(false);
+        let mut settings = self.settings.borrow_mut();
+        settings.transaction_isolation = Some(iso);
+        settings.transaction_read_only = Some(self.read_only);
     }
 
-    /// Changes the isolation level of a transaction that has not run a statement yet.
+    /// Changes the isolation level of a transaction that has not run a
+    /// query yet (BEGIN ISOLATION LEVEL ..., SET TRANSACTION ...).
     pub fn set_isolation(&mut self, isolation: Isolation) -> PgResult<()> {
+        if self.snapshot_taken.get() && self.isolation() != Some(isolation) {
+            return Err(PgError::new(
+                sqlstate::ACTIVE_SQL_TRANSACTION,
+                "SET TRANSACTION ISOLATION LEVEL must be called before any query",
+            ));
+        }
         if let Some(t) = self.txn.as_mut() {
             t.set_isolation(isolation);
+            self.settings.borrow_mut().transaction_isolation = Some(isolation);
+        }
+        Ok(())
+    }
+
+    /// SET TRANSACTION READ ONLY / READ WRITE.
+    pub fn set_read_only(&mut self, read_only: bool) -> PgResult<()> {
+        if !read_only && self.read_only && self.snapshot_taken.get() {
+            return Err(PgError::new(
+                sqlstate::ACTIVE_SQL_TRANSACTION,
+                "transaction read-write mode must be set before any query",
+            ));
+        }
+        self.read_only = read_only;
+        if self.txn.is_some() {
+            self.settings.borrow_mut().transaction_read_only = Some(read_only);
         }
         Ok(())
     }
@@ -180,10 +211,17 @@ impl SqlSession {
     /// Settings are transactional: SET in a rolled-back transaction is
     /// undone, SET LOCAL lasts until the transaction ends.
     fn end_settings_transaction(&self, committed: bool) {
+        {
+            let mut settings = self.settings.borrow_mut();
+            settings.transaction_isolation = None;
+            settings.transaction_read_only = None;
+        }
         let before = self.settings_at_begin.borrow_mut().take();
         let locals = std::mem::take(&mut *self.local_settings.borrow_mut());
         if !committed {
-            if let Some(b) = before {
+            if let Some(mut b) = before {
+                b.transaction_isolation = None;
+                b.transaction_read_only = None;
                 *self.settings.borrow_mut() = b;
             }
             return;
@@ -232,6 +270,14 @@ impl SqlSession {
         self.pending_seq_drops.borrow_mut().clear();
         self.cluster_changed = false;
         self.end_settings_transaction(false);
+    }
+
+    /// An error ended the transaction block: drop its writes and locks now;
+    /// the block stays open (failed) until ROLLBACK.
+    pub fn abort_work(&mut self) {
+        if let Some(txn) = self.txn.as_mut() {
+            txn.abort_work();
+        }
     }
 
     pub fn savepoint(&mut self) -> PgResult<()> {
@@ -290,9 +336,17 @@ impl SqlSession {
 
     /// Starts running a planned query.
     pub fn start_query(&self, planned: Arc<PlannedQuery>, params: Vec<Datum>) -> PgResult<QueryRun> {
-        if planned.has_modify && self.read_only {
-            return Err(PgError::new(sqlstate::READ_ONLY_SQL_TRANSACTION, "cannot execute INSERT in a read-only transaction"));
+        if self.read_only {
+            if let crate::plan::Plan::Modify { kind, .. } = &planned.plan {
+                let verb = match kind {
+                    crate::plan::ModifyKind::Insert => "INSERT",
+                    crate::plan::ModifyKind::Update => "UPDATE",
+                    crate::plan::ModifyKind::Delete => "DELETE",
+                };
+                return Err(PgError::new(sqlstate::READ_ONLY_SQL_TRANSACTION, format!("cannot execute {verb} in a read-only transaction")));
+            }
         }
+        self.snapshot_taken.set(true);
         let catalog = self.catalog()?;
         let state = Box::new(StmtState::default());
         let mut run = QueryRun { node: None, state, params, catalog, columns: planned.columns.clone(), planned, finished: false };
@@ -300,8 +354,6 @@ impl SqlSession {
             let env = SessionEnv { s: self, catalog: &run.catalog };
             let cx = run.cx(self.txn()?, &env);
             let node = executor::build(&run.planned.plan, &cx)?;
-            // SAFETY-free: the node owns its data; the borrow of cx ends here.
-            drop(cx);
             run.node = Some(node);
         }
         Ok(run)
@@ -360,6 +412,14 @@ impl QueryRun {
         let txn = session.txn()?;
         let env = SessionEnv { s: session, catalog: &self.catalog };
         let mut node = self.node.take().ok_or_else(|| PgError::internal("query already failed"))?;
+        // regclass output needs the catalog: such columns are converted here.
+        let reg_columns: Vec<usize> = self
+            .columns
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.ty.oid == tusk_types::oid::REGCLASS)
+            .map(|(i, _)| i)
+            .collect();
         let result = (|| {
             let cx = self.cx(txn, &env);
             let mut n = 0usize;
@@ -368,7 +428,12 @@ impl QueryRun {
                     return Ok(false);
                 }
                 match node.next(&cx)? {
-                    Some(row) => {
+                    Some(mut row) => {
+                        for &i in &reg_columns {
+                            if let Some(Datum::Oid(o)) = row.get(i) {
+                                row[i] = Datum::from_string(env.relation_name(*o).unwrap_or_else(|| o.to_string()));
+                            }
+                        }
                         sink(row)?;
                         n += 1;
                     }
@@ -461,7 +526,7 @@ impl<'a> Env for SessionEnv<'a> {
         Ok(value)
     }
     fn set_config(&self, name: &str, value: Option<&str>, is_local: bool) -> PgResult<String> {
-        let _ = is_local;
+        self.s.remember_setting(name, is_local);
         let mut s = self.s.settings.borrow_mut();
         match value {
             Some(v) => s.set(name, v)?,
@@ -523,5 +588,15 @@ impl<'a> Env for SessionEnv<'a> {
     }
     fn in_transaction_block(&self) -> bool {
         self.s.in_block.get()
+    }
+    fn cluster_catalog(&self) -> Arc<crate::catalog::ClusterCatalog> {
+        self.s.cluster.cluster_catalog()
+    }
+    fn database_oid(&self) -> Oid {
+        self.s.db
+    }
+    fn sequence_state(&self, seq: Oid) -> PgResult<(i64, bool)> {
+        let (_, info) = self.s.sequence_info(self.catalog, seq)?;
+        self.s.cluster.sequences.peek(seq, &info)
     }
 }

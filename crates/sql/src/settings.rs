@@ -41,7 +41,10 @@ pub const SERVER_VERSION: &str = "15.18 (Tusk 0.1.0)";
 pub const SERVER_VERSION_NUM: &str = "150018";
 
 struct GucTable {
+    /// Every parameter; the first `visible` are the ones pg_settings and
+    /// SHOW ALL list, the rest are GUC_NO_SHOW_ALL (is_superuser, ...).
     defs: Vec<GucDef>,
+    visible: usize,
     by_name: HashMap<String, usize>,
 }
 
@@ -88,8 +91,25 @@ fn table() -> &'static GucTable {
             }
             defs.push(d);
         }
+        let visible = defs.len();
+        let hidden = |name: &str, boot: &str, context: &str, vartype: VarType, desc: &str| GucDef {
+            name: name.into(),
+            boot: boot.into(),
+            unit: String::new(),
+            category: "Ungrouped".into(),
+            short_desc: desc.into(),
+            context: context.into(),
+            vartype,
+            min: String::new(),
+            max: String::new(),
+            enumvals: Vec::new(),
+            extra_desc: String::new(),
+        };
+        defs.push(hidden("is_superuser", "on", "internal", VarType::Bool, "Shows whether the current user is a superuser."));
+        defs.push(hidden("session_authorization", "postgres", "superuser", VarType::String, "Sets the session user name."));
+        defs.push(hidden("role", "none", "user", VarType::String, "Sets the current role."));
         let by_name = defs.iter().enumerate().map(|(i, d)| (d.name.to_ascii_lowercase(), i)).collect();
-        GucTable { defs, by_name }
+        GucTable { defs, visible, by_name }
     })
 }
 
@@ -119,8 +139,10 @@ fn default_timezone() -> String {
     "Etc/UTC".to_string()
 }
 
+/// The parameters pg_settings and SHOW ALL list.
 pub fn all_defs() -> &'static [GucDef] {
-    &table().defs
+    let t = table();
+    &t.defs[..t.visible]
 }
 
 pub fn lookup_def(name: &str) -> Option<&'static GucDef> {
@@ -155,6 +177,11 @@ pub struct Settings {
     pub work_mem_kb: u64,
     pub default_isolation_repeatable: bool,
     pub default_read_only: bool,
+    /// The open transaction's characteristics, which SHOW
+    /// transaction_isolation / transaction_read_only report; None outside
+    /// a transaction, where the defaults show.
+    pub transaction_isolation: Option<tusk_storage::Isolation>,
+    pub transaction_read_only: Option<bool>,
 }
 
 impl Default for Settings {
@@ -174,6 +201,8 @@ impl Default for Settings {
             work_mem_kb: 4096,
             default_isolation_repeatable: false,
             default_read_only: false,
+            transaction_isolation: None,
+            transaction_read_only: None,
         };
         let tz = default_timezone();
         if let Ok(z) = datetime::parse_timezone(&tz) {
@@ -189,6 +218,20 @@ impl Settings {
         let lower = name.to_ascii_lowercase();
         if lower.contains('.') {
             return self.custom.get(&lower).cloned().ok_or_else(|| unrecognized(name));
+        }
+        match (lower.as_str(), self.transaction_isolation, self.transaction_read_only) {
+            ("transaction_isolation", Some(iso), _) => {
+                return Ok(match iso {
+                    tusk_storage::Isolation::ReadCommitted => "read committed",
+                    tusk_storage::Isolation::RepeatableRead => "repeatable read",
+                    tusk_storage::Isolation::Serializable => "serializable",
+                }
+                .to_string())
+            }
+            ("transaction_isolation", None, _) => return self.show("default_transaction_isolation"),
+            ("transaction_read_only", _, Some(ro)) => return Ok(if ro { "on" } else { "off" }.to_string()),
+            ("transaction_read_only", _, None) => return self.show("default_transaction_read_only"),
+            _ => {}
         }
         let def = lookup_def(&lower).ok_or_else(|| unrecognized(name))?;
         let raw = self.values.get(&lower).cloned().unwrap_or_else(|| def.boot.clone());
@@ -333,6 +376,9 @@ impl Settings {
                     }
                     e
                 })?;
+                if i32::try_from(v).is_err() {
+                    return Err(invalid_value(&def.name, value).with_hint("Value exceeds integer range."));
+                }
                 let min: i64 = def.min.parse().unwrap_or(i64::MIN);
                 let max: i64 = def.max.parse().unwrap_or(i64::MAX);
                 if v < min || v > max {
@@ -428,15 +474,28 @@ impl Settings {
                 canonical
             }
             "standard_conforming_strings" => {
-                if canonical == "off" {
-                    return Err(PgError::unsupported("standard_conforming_strings = off"));
-                }
+                self.standard_conforming_strings = canonical == "on";
                 canonical
             }
             "client_encoding" => {
                 let v = value.trim().to_ascii_uppercase().replace(['-', '_'], "");
                 if v != "UTF8" && v != "UNICODE" && v != "SQLASCII" {
-                    return Err(PgError::unsupported(format!("client_encoding \"{}\"", value.trim())));
+                    // PostgreSQL's other encodings are real but not built;
+                    // anything else is not an encoding at all.
+                    const OTHER_ENCODINGS: &[&str] = &[
+                        "EUCJP", "EUCCN", "EUCKR", "EUCTW", "EUCJIS2004", "MULEINTERNAL", "LATIN1", "LATIN2", "LATIN3", "LATIN4",
+                        "LATIN5", "LATIN6", "LATIN7", "LATIN8", "LATIN9", "LATIN10", "WIN1250", "WIN1251", "WIN1252", "WIN1253",
+                        "WIN1254", "WIN1255", "WIN1256", "WIN1257", "WIN1258", "WIN866", "WIN874", "KOI8R", "KOI8U", "KOI8",
+                        "ISO88595", "ISO88596", "ISO88597", "ISO88598", "ISO88591", "SJIS", "BIG5", "GBK", "UHC", "GB18030",
+                        "JOHAB", "SHIFTJIS2004", "ALT", "WIN", "TCVN", "ABC", "VSCII", "WINDOWS1252", "WINDOWS1251", "MSKANJI",
+                    ];
+                    if OTHER_ENCODINGS.contains(&v.as_str()) {
+                        return Err(PgError::unsupported(format!("client_encoding \"{}\"", value.trim())));
+                    }
+                    return Err(PgError::new(
+                        sqlstate::INVALID_PARAMETER_VALUE,
+                        format!("invalid value for parameter \"client_encoding\": \"{}\"", value.trim()),
+                    ));
                 }
                 "UTF8".to_string()
             }

@@ -338,6 +338,18 @@ impl Txn {
         self.rocks().rollback_to_savepoint().map_err(storage_error)
     }
 
+    /// Undoes everything and releases every lock, but keeps the transaction
+    /// object (isolation, read-only) until the client ends the block: an
+    /// error aborts a PostgreSQL transaction at once, so a deadlock victim
+    /// frees its rows for the survivor before the client says ROLLBACK.
+    pub fn abort_work(&mut self) {
+        *self.snapshot.get_mut() = None;
+        self.wrote.set(false);
+        if let Some(txn) = self.inner.take() {
+            let _ = txn.rollback();
+        }
+    }
+
     /// Commits; with `sync_commit` it returns only after the WAL is on disk.
     pub fn commit(mut self) -> PgResult<()> {
         *self.snapshot.get_mut() = None;
