@@ -66,6 +66,10 @@ pub enum Plan {
     /// the input have `input_width` columns.
     ProjectSet { input: Box<Plan>, exprs: Vec<Expr>, input_width: usize },
     NestedLoop { left: Box<Plan>, right: Box<Plan>, kind: JoinKind, predicate: Option<Expr>, left_width: usize, right_width: usize },
+    /// A join whose right side depends on the left row (LATERAL): for each
+    /// left row, `args` are evaluated over it and the right plan runs with
+    /// them as its parameters.
+    LateralLoop { left: Box<Plan>, right: Arc<Plan>, args: Vec<Expr>, kind: JoinKind, predicate: Option<Expr>, right_width: usize },
     HashJoin {
         /// Probe side.
         left: Box<Plan>,
@@ -82,7 +86,8 @@ pub enum Plan {
     /// Grouping: output is the group key values, then the aggregate results.
     Agg { input: Box<Plan>, group: Vec<Expr>, aggs: Vec<AggCall> },
     Sort { input: Box<Plan>, keys: Vec<SortKey> },
-    Limit { input: Box<Plan>, limit: Option<Expr>, offset: Option<Expr> },
+    /// LIMIT/OFFSET; with `ties`, rows equal to the last one on these keys follow.
+    Limit { input: Box<Plan>, limit: Option<Expr>, offset: Option<Expr>, ties: Vec<SortKey> },
     /// DISTINCT over all columns, or DISTINCT ON the given leading columns
     /// (input sorted by them; the first row of each group wins).
     Distinct { input: Box<Plan>, on: Option<Vec<usize>> },

@@ -146,6 +146,8 @@ pub struct Query {
     pub distinct: Distinct,
     pub limit: Option<Expr>,
     pub offset: Option<Expr>,
+    /// FETCH FIRST ... WITH TIES: rows tied with the last one by ORDER BY also come.
+    pub with_ties: bool,
     pub set_op: Option<SetOpTree>,
     pub ctes: Vec<Cte>,
     /// INSERT/UPDATE/DELETE: the range table index of the target relation.
@@ -175,6 +177,7 @@ impl Query {
             distinct: Distinct::None,
             limit: None,
             offset: None,
+            with_ties: false,
             set_op: None,
             ctes: Vec::new(),
             result_rte: None,

@@ -162,22 +162,24 @@ pub fn select_candidate(b: &Builtins, inputs: &[Oid], candidates: &[Candidate]) 
             // The string category wins if any candidate accepts a string here;
             // otherwise all candidates must agree on one category.
             let mut slot: Option<(char, bool)> = None;
+            let mut conflict = false;
             for &i in &viable {
                 let t = candidates[i].args[pos];
                 let (cat, pref) = (b.category(t), b.is_preferred(t));
                 slot = match slot {
                     None => Some((cat, pref)),
                     Some((c, p)) if c == cat => Some((c, p || pref)),
+                    // A string-category candidate wins over any conflict.
                     Some(_) if cat == 'S' => Some((cat, pref)),
-                    Some((c, p)) if c == 'S' => Some((c, p)),
-                    Some(_) => {
-                        resolved = false;
-                        break;
+                    Some(s) => {
+                        conflict = true;
+                        Some(s)
                     }
                 };
             }
             slots[pos] = slot;
-            if !resolved {
+            if conflict && slot.map(|s| s.0) != Some('S') {
+                resolved = false;
                 break;
             }
         }
@@ -321,7 +323,12 @@ pub fn common_type(b: &Builtins, types: &[Oid], context: &str) -> PgResult<Oid> 
         if cat != pcategory {
             return Err(PgError::new(
                 sqlstate::DATATYPE_MISMATCH,
-                format!("{} types {} and {} cannot be matched", context, b.type_name(ptype), b.type_name(t)),
+                format!(
+                    "{} types {} and {} cannot be matched",
+                    context,
+                    crate::analyzer::types::format_type_be(b, ptype),
+                    crate::analyzer::types::format_type_be(b, t)
+                ),
             ));
         }
         if !pispreferred
@@ -338,7 +345,12 @@ pub fn common_type(b: &Builtins, types: &[Oid], context: &str) -> PgResult<Oid> 
         if !can_coerce(b, t, ptype, CoercionContext::Implicit) {
             return Err(PgError::new(
                 sqlstate::DATATYPE_MISMATCH,
-                format!("{} could not convert type {} to {}", context, b.type_name(t), b.type_name(ptype)),
+                format!(
+                    "{} could not convert type {} to {}",
+                    context,
+                    crate::analyzer::types::format_type_be(b, t),
+                    crate::analyzer::types::format_type_be(b, ptype)
+                ),
             ));
         }
     }

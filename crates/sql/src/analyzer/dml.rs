@@ -19,8 +19,27 @@ use crate::query::*;
 impl<'a> Analyzer<'a> {
     /// A column's DEFAULT as an expression (NULL if none).
     pub fn column_default(&mut self, rel: &Relation, col: usize) -> PgResult<Expr> {
-        let (_, c) = rel.live_columns().nth(col).ok_or_else(|| PgError::internal("column index"))?;
+        let (attnum, c) = rel.live_columns().nth(col).ok_or_else(|| PgError::internal("column index"))?;
         let ty = c.sql_type();
+        if c.identity != ' ' {
+            // An identity column's default is the next value of its sequence.
+            let seq = self
+                .env
+                .catalog
+                .relations
+                .values()
+                .find(|r| r.sequence.as_ref().and_then(|s| s.owned_by) == Some((rel.oid, attnum)))
+                .map(|r| r.oid)
+                .ok_or_else(|| PgError::internal(format!("identity column \"{}\" has no sequence", c.name)))?;
+            let proc = self.b.proc(1574).ok_or_else(|| PgError::internal("nextval missing"))?;
+            let func = self.func_ref(proc, -1)?;
+            let call = Expr::Func {
+                func,
+                args: vec![Expr::Const(tusk_types::Datum::Oid(seq), SqlType::new(tusk_types::oid::REGCLASS))],
+                ty: SqlType::new(tusk_types::oid::INT8),
+            };
+            return self.coerce_to(call, ty, CoercionContext::Assignment, -1);
+        }
         let Some(text) = &c.default else { return Ok(Expr::null(ty)) };
         let e = self.analyze_standalone_expr(text, "DEFAULT expressions")?;
         self.coerce_to(e, ty, CoercionContext::Assignment, -1)
@@ -40,6 +59,9 @@ impl<'a> Analyzer<'a> {
 
     fn target_relation(&mut self, rv: &pb::RangeVar, verb: &str) -> PgResult<(usize, Arc<Relation>)> {
         let rel = self.range_var_relation(rv)?;
+        if rel.oid < tusk_types::oid::FIRST_NORMAL_OBJECT_ID {
+            return Err(PgError::new(sqlstate::INSUFFICIENT_PRIVILEGE, format!("permission denied: \"{}\" is a system catalog", rel.name)));
+        }
         match rel.kind {
             RelKind::Table => {}
             RelKind::View => {
@@ -150,8 +172,10 @@ impl<'a> Analyzer<'a> {
         }
         let explicit_cols = !s.cols.is_empty();
         if !explicit_cols {
-            columns = (0..ncols).collect();
-            col_locations = vec![-1; ncols];
+            // Without a column list, the values fill the leading columns.
+            let given = insert_source_width(s).unwrap_or(ncols).min(ncols);
+            columns = (0..given).collect();
+            col_locations = vec![-1; given];
         }
         let mut q = Query::new(CommandKind::Insert);
         q.result_rte = Some(result_rte);
@@ -349,11 +373,18 @@ impl<'a> Analyzer<'a> {
         let mut multi_source: Option<Vec<Expr>> = None;
         for item in list {
             let Some(NodeEnum::ResTarget(rt)) = &item.node else { return Err(PgError::internal("SET item")) };
+            let col = self.column_index(rel, &rt.name, rt.location);
+            let col = match col {
+                Ok(c) => c,
+                Err(e) => {
+                    self.level().agg_forbidden = None;
+                    return Err(e);
+                }
+            };
             if !rt.indirection.is_empty() {
                 self.level().agg_forbidden = None;
                 return Err(PgError::unsupported("UPDATE of subfields or array elements"));
             }
-            let col = self.column_index(rel, &rt.name, rt.location)?;
             if out.iter().any(|(c, _)| *c == col) {
                 self.level().agg_forbidden = None;
                 return Err(PgError::new(
@@ -470,6 +501,20 @@ impl<'a> Analyzer<'a> {
         q.returning = self.transform_returning(&s.returning_list)?;
         Ok(q)
     }
+}
+
+/// How many values each row of an INSERT's source has (VALUES or SELECT targets).
+fn insert_source_width(s: &pb::InsertStmt) -> Option<usize> {
+    let Some(NodeEnum::SelectStmt(sel)) = s.select_stmt.as_deref().and_then(|n| n.node.as_ref()) else { return None };
+    if let Some(first) = sel.values_lists.first() {
+        if let Some(NodeEnum::List(l)) = &first.node {
+            return Some(l.items.len());
+        }
+    }
+    if sel.op <= 1 && !sel.target_list.iter().any(|t| matches!(&t.node, Some(NodeEnum::ResTarget(rt)) if matches!(rt.val.as_deref().and_then(|v| v.node.as_ref()), Some(NodeEnum::ColumnRef(c)) if c.fields.iter().any(|f| matches!(f.node, Some(NodeEnum::AStar(_))))))) {
+        return Some(sel.target_list.len());
+    }
+    None
 }
 
 /// Parses a lone expression (stored defaults and constraints) via `SELECT expr`.

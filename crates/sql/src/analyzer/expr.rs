@@ -127,8 +127,8 @@ impl<'a> Analyzer<'a> {
             }
             NodeEnum::SubLink(s) => self.transform_sublink(s),
             NodeEnum::RowExpr(r) => {
+                // Unknown literals stay unknown: a row comparison gives them types.
                 let args = self.transform_list(&r.args)?;
-                let args = args.into_iter().map(|a| self.resolve_unknown(a)).collect::<PgResult<Vec<_>>>()?;
                 Ok(Expr::Row { args, ty: t(oid::RECORD) })
             }
             NodeEnum::AArrayExpr(a) => self.transform_array(a, None),
@@ -174,6 +174,11 @@ impl<'a> Analyzer<'a> {
                 // they fit, else numeric (make_const).
                 if !f.fval.contains(['.', 'e', 'E']) {
                     if let Ok(v) = f.fval.parse::<i64>() {
+                        // "-2147483648" arrives here (the grammar negates the
+                        // too-wide literal 2147483648); it is an int4 again.
+                        if let Ok(v) = i32::try_from(v) {
+                            return Ok(Expr::Const(Datum::Int4(v), t(oid::INT4)));
+                        }
                         return Ok(Expr::Const(Datum::Int8(v), t(oid::INT8)));
                     }
                 }
@@ -223,7 +228,7 @@ impl<'a> Analyzer<'a> {
                 if let Some(e) = self.whole_row_ref(rel, None, c.location)? {
                     return Ok(e);
                 }
-                return Err(missing_from(rel, c.location));
+                return Err(self.missing_from(rel, c.location));
             }
             return Err(PgError::syntax("improper use of \"*\"").with_position(pos(c.location)));
         }
@@ -333,7 +338,7 @@ impl<'a> Analyzer<'a> {
                     }
                 }
             }
-            None => Err(missing_from(rel, location)),
+            None => Err(self.missing_from(rel, location)),
         }
     }
 
@@ -343,6 +348,23 @@ impl<'a> Analyzer<'a> {
         let n = level.rtable[rte].col_names.len();
         let args = (0..n).map(|i| self.column_expr(up, rte, i)).collect();
         Ok(Some(Expr::Row { args, ty: t(oid::RECORD) }))
+    }
+
+    /// errorMissingRTE: a reference to a FROM item that is not visible.
+    fn missing_from(&self, rel: &str, location: i32) -> PgError {
+        let invalid = PgError::new(sqlstate::UNDEFINED_TABLE, format!("invalid reference to FROM-clause entry for table \"{rel}\""))
+            .with_position(pos(location));
+        for level in self.levels.iter().rev() {
+            // An entry by that alias that this part of the query cannot see.
+            if level.rtable.iter().any(|r| r.alias == rel && !matches!(r.kind, RteKind::Join { .. })) {
+                return invalid.with_hint(format!("There is an entry for table \"{rel}\", but it cannot be referenced from this part of the query."));
+            }
+            // The table under another alias.
+            if let Some(r) = level.rtable.iter().find(|r| matches!(&r.kind, RteKind::Relation(t) if t.name == rel) && r.has_alias) {
+                return invalid.with_hint(format!("Perhaps you meant to reference the table alias \"{}\".", r.alias));
+            }
+        }
+        PgError::new(sqlstate::UNDEFINED_TABLE, format!("missing FROM-clause entry for table \"{rel}\"")).with_position(pos(location))
     }
 
     // ---------------------------------------------------------------- operators
@@ -667,6 +689,10 @@ impl<'a> Analyzer<'a> {
     /// Gives unknown literals and parameters the type text (for contexts
     /// that need a type but have no other hint, e.g. SELECT 'x').
     pub(crate) fn resolve_unknown(&mut self, e: Expr) -> PgResult<Expr> {
+        if let Expr::Row { args, ty } = e {
+            let args = args.into_iter().map(|a| self.resolve_unknown(a)).collect::<PgResult<Vec<_>>>()?;
+            return Ok(Expr::Row { args, ty });
+        }
         if e.ty().oid == oid::UNKNOWN {
             self.coerce_to(e, t(oid::TEXT), CoercionContext::Implicit, -1)
         } else {
@@ -728,6 +754,13 @@ impl<'a> Analyzer<'a> {
                     return Ok(Ok(Expr::Const(Datum::Null, target)));
                 }
                 let text = d.as_str().unwrap_or_default().to_string();
+                if matches!(target.oid, oid::REGCLASS | oid::REGTYPE | oid::REGPROC | oid::REGPROCEDURE | oid::REGNAMESPACE | oid::REGROLE) {
+                    // Name lookups need the catalog: done when the cast runs.
+                    return Ok(Ok(Expr::Cast {
+                        arg: Box::new(Expr::Const(Datum::from_string(text), t(oid::TEXT))),
+                        spec: CastSpec { from: t(oid::TEXT), to: target, explicit: true },
+                    }));
+                }
                 let value = functions::io::parse_text(&text, target, self.env.settings, ctx == CoercionContext::Explicit)
                     .map_err(|err| err.with_position(pos(loc)))?;
                 return Ok(Ok(Expr::Const(value, target)));
@@ -915,8 +948,12 @@ impl<'a> Analyzer<'a> {
         let (concrete, ret) = coerce::resolve_polymorphic(self.b, &inputs, &cand_list[chosen].args, proc.rettype)?;
         let mut coerced = Vec::with_capacity(args.len());
         for (a, &ty) in args.into_iter().zip(&concrete) {
-            let target = if ty == oid::ANY { a.ty() } else { self.with_input_typmod(ty, Some(a.ty())) };
-            let a = if ty == oid::ANY { self.resolve_unknown(a)? } else { a };
+            if ty == oid::ANY {
+                // "any" arguments take values as they are; unknown literals stay unknown.
+                coerced.push(a);
+                continue;
+            }
+            let target = self.with_input_typmod(ty, Some(a.ty()));
             coerced.push(self.coerce_to(a, target, CoercionContext::Implicit, f.location)?);
         }
         let ret_ty = t(if ret == oid::RECORD { oid::RECORD } else { ret });
@@ -1030,9 +1067,10 @@ impl<'a> Analyzer<'a> {
             Some(d) => self.transform_expr(d)?,
             None => Expr::null(t(oid::UNKNOWN)),
         };
-        results.push(default);
+        // PostgreSQL resolves the ELSE result first, so it gets priority.
+        results.insert(0, default);
         let (mut results, ty) = self.unify(results, "CASE", c.location)?;
-        let default = results.pop().expect("default pushed");
+        let default = results.remove(0);
         Ok(Expr::Case { arg: arg.map(Box::new), whens: conds.into_iter().zip(results).collect(), default: Box::new(default), ty })
     }
 
@@ -1145,7 +1183,7 @@ impl<'a> Analyzer<'a> {
                     "DEFAULT expressions" => "DEFAULT expression",
                     _ => "index expression",
                 };
-                return Err(PgError::unsupported(format!("cannot use subquery in {what}")).with_position(pos(s.location)));
+                return Err(PgError::new(sqlstate::FEATURE_NOT_SUPPORTED, format!("cannot use subquery in {what}")).with_position(pos(s.location)));
             }
         }
         let sub = match s.subselect.as_deref().and_then(|n| n.node.as_ref()) {
@@ -1238,16 +1276,13 @@ fn shift_levels(e: Expr, by: u32) -> Expr {
 }
 
 pub(crate) fn display_type(b: &crate::catalog::builtin::Builtins, t: SqlType) -> String {
-    format_type(b, t.oid, -1).replace("character varying", "character varying").to_string()
+    crate::analyzer::types::format_type_be(b, t.oid)
 }
 
 fn ambiguous(col: &str, location: i32) -> PgError {
     PgError::new(sqlstate::AMBIGUOUS_COLUMN, format!("column reference \"{col}\" is ambiguous")).with_position(pos(location))
 }
 
-fn missing_from(rel: &str, location: i32) -> PgError {
-    PgError::new(sqlstate::UNDEFINED_TABLE, format!("missing FROM-clause entry for table \"{rel}\"")).with_position(pos(location))
-}
 
 /// The location of an expression node, for error positions.
 pub(crate) fn expr_location(n: &Node) -> i32 {

@@ -167,7 +167,7 @@ impl<'a> Analyzer<'a> {
                 return Ok(o);
             }
         }
-        Err(PgError::new(sqlstate::UNDEFINED_OBJECT, "no schema has been selected to create in"))
+        Err(PgError::new(sqlstate::INVALID_SCHEMA_NAME, "no schema has been selected to create in"))
     }
 
     /// Finds a relation by (optionally qualified) name.
@@ -196,12 +196,8 @@ impl<'a> Analyzer<'a> {
             )
             .with_position(pos(rv.location)));
         }
-        if let Some(s) = schema {
-            if s != "pg_temp" && !self.env.catalog.namespace_by_name.contains_key(s) {
-                return Err(PgError::new(sqlstate::INVALID_SCHEMA_NAME, format!("schema \"{s}\" does not exist"))
-                    .with_position(pos(rv.location)));
-            }
-        }
+        // A missing schema reads as a missing relation here, as in
+        // RangeVarGetRelidExtended.
         self.lookup_relation(schema, &rv.relname).ok_or_else(|| {
             let name = match schema {
                 Some(s) => format!("{s}.{}", rv.relname),

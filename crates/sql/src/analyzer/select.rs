@@ -129,7 +129,10 @@ impl<'a> Analyzer<'a> {
 
     fn transform_limits(&mut self, stmt: &pb::SelectStmt, q: &mut Query) -> PgResult<()> {
         if stmt.limit_option == 3 {
-            return Err(PgError::unsupported("FETCH FIRST ... WITH TIES"));
+            if stmt.sort_clause.is_empty() {
+                return Err(PgError::new(sqlstate::SYNTAX_ERROR, "WITH TIES cannot be specified without ORDER BY clause"));
+            }
+            q.with_ties = true;
         }
         let limit_expr = |a: &mut Self, n: &Option<Box<Node>>, clause: &'static str| -> PgResult<Option<Expr>> {
             let Some(n) = n else { return Ok(None) };
@@ -187,12 +190,19 @@ impl<'a> Analyzer<'a> {
                     Some(NodeEnum::SelectStmt(s)) => s.clone(),
                     _ => return Err(PgError::internal("subquery in FROM")),
                 };
-                // A non-LATERAL subquery cannot see its siblings in this FROM clause.
-                let saved = if rs.lateral { None } else { Some(std::mem::take(&mut self.level().namespace)) };
-                let q = self.analyze_select_stmt(&sub);
-                if let Some(ns) = saved {
-                    self.level().namespace = ns;
+                // A non-LATERAL subquery cannot see its siblings in this FROM
+                // clause; a LATERAL one sees the items before it (including
+                // the left side of a join, otherwise hidden while the right
+                // side is analyzed).
+                let saved = std::mem::take(&mut self.level().namespace);
+                if rs.lateral {
+                    self.level().namespace = saved.iter().cloned().map(|mut n| {
+                        n.lateral_only = false;
+                        n
+                    }).collect();
                 }
+                let q = self.analyze_select_stmt(&sub);
+                self.level().namespace = saved;
                 let q = q?;
                 let rte = self.subquery_rte(q, alias, rs.lateral)?;
                 let idx = self.add_rte(rte);
@@ -321,11 +331,16 @@ impl<'a> Analyzer<'a> {
         {
             return Err(PgError::unsupported("column definition lists for functions in FROM"));
         }
-        // Function arguments may reference earlier FROM items only if LATERAL
-        // (PostgreSQL treats functions in FROM as implicitly lateral).
+        // Functions in FROM are implicitly LATERAL: their arguments may
+        // reference the FROM items before them.
+        let saved = self.level().namespace.clone();
+        for n in self.level().namespace.iter_mut() {
+            n.lateral_only = false;
+        }
         self.level().agg_forbidden = Some("functions in FROM");
         let e = self.transform_expr(call);
         self.level().agg_forbidden = None;
+        self.level().namespace = saved;
         let e = e?;
         let fname = figure_colname(call);
         let (mut names, types) = match &e {
@@ -1118,6 +1133,16 @@ impl<'a> Analyzer<'a> {
             )
             .with_position(pos(location)));
         }
+        for (present, what) in [
+            (!sel.sort_clause.is_empty(), "ORDER BY"),
+            (sel.limit_offset.is_some(), "OFFSET"),
+            (sel.limit_count.is_some(), "LIMIT"),
+            (!sel.locking_clause.is_empty(), "FOR UPDATE/SHARE"),
+        ] {
+            if present {
+                return Err(PgError::new(sqlstate::FEATURE_NOT_SUPPORTED, format!("{what} in a recursive query is not implemented")));
+            }
+        }
         let larg = sel.larg.as_deref().ok_or_else(|| PgError::internal("recursive left"))?;
         let rarg = sel.rarg.as_deref().ok_or_else(|| PgError::internal("recursive right"))?;
         if select_references(larg, name) {
@@ -1139,6 +1164,12 @@ impl<'a> Analyzer<'a> {
         let right = self.analyze_select_stmt(rarg);
         self.level().recursive_cte = None;
         let mut right = right?;
+        if right.has_aggs {
+            return Err(PgError::new(
+                sqlstate::INVALID_RECURSION,
+                "aggregate functions are not allowed in a recursive query's recursive term",
+            ));
+        }
         let rtypes: Vec<SqlType> = right.output().map(|t| t.expr.ty()).collect();
         if rtypes.len() != types.len() {
             return Err(PgError::syntax("each UNION query must have the same number of columns"));

@@ -179,6 +179,19 @@ pub fn typmod_for(b: &Builtins, t: Oid, mods: &[i64]) -> PgResult<i32> {
     }
 }
 
+/// format_type_be: a type's name when no type modifier is given (error
+/// messages, regtype output): `character` for bpchar.
+pub fn format_type_be(b: &Builtins, t: Oid) -> String {
+    if t == oid::BPCHAR {
+        return "character".into();
+    }
+    let elem = b.element_of(t);
+    if elem == oid::BPCHAR && b.type_info(t).map(|i| i.category == 'A').unwrap_or(false) {
+        return "character[]".into();
+    }
+    format_type(b, t, -1)
+}
+
 /// format_type(oid, typmod) as PostgreSQL prints types in \d and errors.
 pub fn format_type(b: &Builtins, t: Oid, typmod: i32) -> String {
     let elem = b.element_of(t);

@@ -1381,7 +1381,30 @@ fn dependents(catalog: &DbCatalog, rel: &Relation) -> (Vec<Oid>, Vec<String>, Ve
             fks.push((child.oid, c.name.clone()));
         }
     }
+    if rel.kind == RelKind::Sequence && rel.sequence.as_ref().and_then(|s| s.owned_by).is_none() {
+        for (table, col) in defaults_using_sequence(catalog, rel) {
+            let t = &catalog.relations[&table];
+            blocking.push(format!("default value for column {} of table {} depends on sequence {}", t.columns[col].name, t.name, rel.name));
+        }
+    }
     (owned, blocking, fks)
+}
+
+/// Columns whose DEFAULT calls nextval on this sequence.
+fn defaults_using_sequence(catalog: &DbCatalog, seq: &Relation) -> Vec<(Oid, usize)> {
+    let qualified = format!("{}.{}", catalog.namespace_name(seq.namespace), seq.name);
+    let mut out = Vec::new();
+    for t in catalog.relations.values() {
+        for (i, c) in t.columns.iter().enumerate() {
+            if let Some(d) = &c.default {
+                if d.contains(&format!("nextval('{}'", seq.name)) || d.contains(&format!("nextval('{}'", qualified)) {
+                    out.push((t.oid, i));
+                }
+            }
+        }
+    }
+    out.sort();
+    out
 }
 
 pub fn drop(s: &mut SqlSession, stmt: &pb::DropStmt, sql: &str) -> PgResult<()> {
@@ -1421,7 +1444,9 @@ pub fn drop(s: &mut SqlSession, stmt: &pb::DropStmt, sql: &str) -> PgResult<()> 
                         notice(s, format!("{} \"{}\" does not exist, skipping", noun, parts.join(".")));
                         continue;
                     }
-                    return Err(PgError::new(sqlstate::UNDEFINED_TABLE, format!("{} \"{}\" does not exist", noun, parts.join("."))));
+                    // An index is not a relation by its missing-object code.
+                    let code = if want == RelKind::Index { sqlstate::UNDEFINED_OBJECT } else { sqlstate::UNDEFINED_TABLE };
+                    return Err(PgError::new(code, format!("{} \"{}\" does not exist", noun, parts.join("."))));
                 };
                 if rel.kind != want {
                     let hint = match rel.kind {
@@ -1430,8 +1455,8 @@ pub fn drop(s: &mut SqlSession, stmt: &pb::DropStmt, sql: &str) -> PgResult<()> 
                         RelKind::View => "DROP VIEW",
                         RelKind::Sequence => "DROP SEQUENCE",
                     };
-                    return Err(PgError::new(sqlstate::WRONG_OBJECT_TYPE, format!("\"{}\" is not a {}", rel.name, noun))
-                        .with_hint(format!("Use {hint} to remove a {}.", rel.kind.noun())));
+                    return Err(PgError::new(sqlstate::WRONG_OBJECT_TYPE, format!("\"{}\" is not {}", rel.name, with_article(noun)))
+                        .with_hint(format!("Use {hint} to remove {}.", with_article(rel.kind.noun()))));
                 }
                 if rel.kind == RelKind::Index {
                     if let Some(info) = &rel.index {
@@ -1513,6 +1538,12 @@ pub fn drop(s: &mut SqlSession, stmt: &pb::DropStmt, sql: &str) -> PgResult<()> 
 /// Removes a relation (and what goes with it) from the catalog; its data is
 /// deleted after commit.
 pub(crate) fn drop_relation(d: &Ddl, rel: &Relation, cascade: bool) -> PgResult<()> {
+    if rel.oid < tusk_types::oid::FIRST_NORMAL_OBJECT_ID {
+        return Err(PgError::new(
+            sqlstate::DEPENDENT_OBJECTS_STILL_EXIST,
+            format!("cannot drop {} {} because it is required by the database system", rel.kind.noun(), rel.name),
+        ));
+    }
     let (owned, blocking, fks) = dependents(&d.catalog, rel);
     if !blocking.is_empty() && !cascade {
         return Err(PgError::new(
@@ -1543,6 +1574,16 @@ pub(crate) fn drop_relation(d: &Ddl, rel: &Relation, cascade: bool) -> PgResult<
                 let mut updated = (**c).clone();
                 updated.constraints.retain(|x| x.name != con);
                 d.put(&updated)?;
+            }
+        }
+        if rel.kind == RelKind::Sequence {
+            for (table, col) in defaults_using_sequence(&d.catalog, rel) {
+                let cat = store::load_database(d.txn()?, d.db())?;
+                if let Some(t) = cat.relation(table) {
+                    let mut updated = (**t).clone();
+                    updated.columns[col].default = None;
+                    d.put(&updated)?;
+                }
             }
         }
     }
@@ -1749,6 +1790,9 @@ pub fn alter_table(s: &mut SqlSession, stmt: &pb::AlterTableStmt, sql: &str) -> 
                 }
                 return Err(PgError::new(sqlstate::UNDEFINED_TABLE, format!("relation \"{}\" does not exist", rv.relname)));
             };
+            if rel.oid < tusk_types::oid::FIRST_NORMAL_OBJECT_ID {
+                return Err(PgError::new(sqlstate::INSUFFICIENT_PRIVILEGE, format!("permission denied: \"{}\" is a system catalog", rel.name)));
+            }
             d.lock_relation(rel.oid)?;
             alter_table_cmd(&d, &rel, c, stmt.objtype)?;
         }
@@ -2063,7 +2107,91 @@ fn alter_table_cmd(d: &Ddl, rel: &Arc<Relation>, c: &pb::AlterTableCmd, objtype:
         // OWNER TO, SET (options), SET LOGGED/UNLOGGED: accepted as no-ops.
         32 | 40 | 41 | 42 | 35 | 36 => {}
         // ADD/SET/DROP IDENTITY
-        68..=70 => return Err(PgError::unsupported("ALTER COLUMN ... IDENTITY")),
+        68 => {
+            let i = column_index(&t, &c.name)?;
+            let attnum = i as i16 + 1;
+            let Some(NodeEnum::Constraint(con)) = c.def.as_deref().and_then(|n| n.node.as_ref()) else {
+                return Err(PgError::internal("ADD IDENTITY without definition"));
+            };
+            let col = &t.columns[i];
+            if col.identity != ' ' {
+                return Err(PgError::new(
+                    sqlstate::OBJECT_NOT_IN_PREREQUISITE_STATE,
+                    format!("column \"{}\" of relation \"{}\" is already an identity column", c.name, rel.name),
+                ));
+            }
+            if col.default.is_some() {
+                return Err(PgError::new(
+                    sqlstate::OBJECT_NOT_IN_PREREQUISITE_STATE,
+                    format!("column \"{}\" of relation \"{}\" already has a default value", c.name, rel.name),
+                ));
+            }
+            if !matches!(col.type_oid, oid::INT2 | oid::INT4 | oid::INT8) {
+                return Err(PgError::new(sqlstate::INVALID_PARAMETER_VALUE, "identity column type must be smallint, integer, or bigint"));
+            }
+            let mut info = default_sequence_info(col.type_oid);
+            apply_sequence_options(&mut info, &con.options, true)?;
+            info.owned_by = Some((rel.oid, attnum));
+            let nsp = rel.namespace;
+            let seq_name = choose_name(&rel.name, Some(&c.name), "seq", &|n| d.relation_name_taken(nsp, n));
+            let mut seq = new_relation(d.oid()?, &seq_name, nsp, RelKind::Sequence, rel.persistence, rel.owner);
+            seq.columns = sequence_columns();
+            seq.sequence = Some(info);
+            d.create_relation(&seq)?;
+            t.columns[i].identity = if con.generated_when == "a" { 'a' } else { 'd' };
+            t.columns[i].not_null = true;
+            d.put(&t)?;
+        }
+        69 | 70 => {
+            let i = column_index(&t, &c.name)?;
+            let attnum = i as i16 + 1;
+            if t.columns[i].identity == ' ' {
+                if c.subtype == 70 && c.missing_ok {
+                    notice(d.s, format!("column \"{}\" of relation \"{}\" is not an identity column, skipping", c.name, rel.name));
+                    return Ok(());
+                }
+                return Err(PgError::new(
+                    sqlstate::OBJECT_NOT_IN_PREREQUISITE_STATE,
+                    format!("column \"{}\" of relation \"{}\" is not an identity column", c.name, rel.name),
+                ));
+            }
+            let seq = d
+                .catalog
+                .relations
+                .values()
+                .find(|r| r.sequence.as_ref().and_then(|s| s.owned_by) == Some((rel.oid, attnum)))
+                .cloned()
+                .ok_or_else(|| PgError::internal("identity sequence missing"))?;
+            if c.subtype == 70 {
+                t.columns[i].identity = ' ';
+                d.put(&t)?;
+                store::delete_relation(d.txn()?, d.db(), &seq)?;
+                d.s.note_sequence_drop(seq.oid);
+                return Ok(());
+            }
+            // SET GENERATED ... / RESTART / sequence options.
+            let Some(NodeEnum::List(opts)) = c.def.as_deref().and_then(|n| n.node.as_ref()) else { return Ok(()) };
+            let mut seq_opts = Vec::new();
+            for o in &opts.items {
+                if let Some(NodeEnum::DefElem(de)) = &o.node {
+                    if de.defname == "generated" {
+                        let v = def_elem_value(de).unwrap_or_default();
+                        t.columns[i].identity = if v == "1" || v == "a" || v == "always" { 'a' } else { 'd' };
+                    } else {
+                        seq_opts.push(o.clone());
+                    }
+                }
+            }
+            d.put(&t)?;
+            let mut info = seq.sequence.clone().expect("sequence");
+            let restart = apply_sequence_options(&mut info, &seq_opts, false)?;
+            let mut s2 = (*seq).clone();
+            s2.sequence = Some(info.clone());
+            d.put(&s2)?;
+            if let Some(r) = restart {
+                d.s.cluster.sequences.restart(seq.oid, r.unwrap_or(info.start))?;
+            }
+        }
         _ => return Err(PgError::unsupported("this ALTER TABLE subcommand")),
     }
     Ok(())
@@ -2315,3 +2443,8 @@ fn rename_identifier(text: &str, old: &str, new: &str) -> String {
     out
 }
 
+
+/// "an index", "a table": the article PostgreSQL's messages put before a noun.
+fn with_article(noun: &str) -> String {
+    if noun.starts_with(['a', 'e', 'i', 'o', 'u']) { format!("an {noun}") } else { format!("a {noun}") }
+}

@@ -110,11 +110,20 @@ impl Node for AggNode {
                 for g in &self.group {
                     key.push(eval(g, &row, cx)?);
                 }
-                let idx = match groups.get(&GroupKey(key.clone())) {
+                // bpchar values equal up to trailing blanks fall in one group.
+                let hashed: Vec<Datum> = key
+                    .iter()
+                    .zip(&self.group)
+                    .map(|(d, g)| match (d, g.ty().oid) {
+                        (Datum::Text(s), tusk_types::oid::BPCHAR) => Datum::text(s.trim_end_matches(' ')),
+                        (d, _) => d.clone(),
+                    })
+                    .collect();
+                let idx = match groups.get(&GroupKey(hashed.clone())) {
                     Some(&i) => i,
                     None => {
-                        states.push((key.clone(), self.new_slots()));
-                        groups.insert(GroupKey(key), states.len() - 1);
+                        states.push((key, self.new_slots()));
+                        groups.insert(GroupKey(hashed), states.len() - 1);
                         states.len() - 1
                     }
                 };

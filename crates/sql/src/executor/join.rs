@@ -3,12 +3,14 @@
 //! has no match in an outer join contributes NULLs.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use tusk_types::{Datum, GroupKey, PgResult};
 
 use super::eval::{eval, eval_pred};
 use super::{ExecCx, Node, Row};
 use crate::expr::Expr;
+use crate::plan::Plan;
 use crate::query::JoinKind;
 
 fn concat(l: &[Datum], r: &[Datum]) -> Row {
@@ -286,6 +288,56 @@ impl Node for HashJoinNode {
             if !self.current_matched && self.kind == JoinKind::Anti {
                 return Ok(Some(left));
             }
+        }
+    }
+}
+
+/// LATERAL: the right side is re-run for each left row with parameters
+/// computed from that row.
+pub struct LateralNode {
+    left: Box<dyn Node>,
+    right: Arc<Plan>,
+    args: Vec<Expr>,
+    kind: JoinKind,
+    predicate: Option<Expr>,
+    right_width: usize,
+    pending: std::vec::IntoIter<Row>,
+}
+
+impl LateralNode {
+    pub fn new(left: Box<dyn Node>, right: Arc<Plan>, args: Vec<Expr>, kind: JoinKind, predicate: Option<Expr>, right_width: usize) -> LateralNode {
+        LateralNode { left, right, args, kind, predicate, right_width, pending: Vec::new().into_iter() }
+    }
+}
+
+impl Node for LateralNode {
+    fn next(&mut self, cx: &ExecCx) -> PgResult<Option<Row>> {
+        loop {
+            if let Some(r) = self.pending.next() {
+                return Ok(Some(r));
+            }
+            let Some(left) = self.left.next(cx)? else { return Ok(None) };
+            let mut params = Vec::with_capacity(self.args.len());
+            for a in &self.args {
+                params.push(eval(a, &left, cx)?);
+            }
+            let sub = cx.with_outer(&params);
+            let mut right = super::build(&self.right, &sub)?;
+            let mut out = Vec::new();
+            while let Some(r) = right.next(&sub)? {
+                let row = concat(&left, &r);
+                let ok = match &self.predicate {
+                    Some(p) => eval_pred(p, &row, cx)?,
+                    None => true,
+                };
+                if ok {
+                    out.push(row);
+                }
+            }
+            if out.is_empty() && self.kind == JoinKind::Left {
+                out.push(concat(&left, &nulls(self.right_width)));
+            }
+            self.pending = out.into_iter();
         }
     }
 }

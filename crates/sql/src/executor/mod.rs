@@ -104,6 +104,14 @@ pub fn build(plan: &Plan, cx: &ExecCx) -> PgResult<Box<dyn Node>> {
             *left_width,
             *right_width,
         )),
+        Plan::LateralLoop { left, right, args, kind, predicate, right_width } => Box::new(join::LateralNode::new(
+            build(left, cx)?,
+            right.clone(),
+            args.clone(),
+            *kind,
+            predicate.clone(),
+            *right_width,
+        )),
         Plan::HashJoin { left, right, kind, left_keys, right_keys, predicate, left_width, right_width } => {
             Box::new(join::HashJoinNode::new(
                 build(left, cx)?,
@@ -118,7 +126,7 @@ pub fn build(plan: &Plan, cx: &ExecCx) -> PgResult<Box<dyn Node>> {
         }
         Plan::Agg { input, group, aggs } => Box::new(agg::AggNode::new(build(input, cx)?, group.clone(), aggs.clone())),
         Plan::Sort { input, keys } => Box::new(SortNode::new(build(input, cx)?, keys.clone())),
-        Plan::Limit { input, limit, offset } => Box::new(LimitNode::new(build(input, cx)?, limit.clone(), offset.clone())),
+        Plan::Limit { input, limit, offset, ties } => Box::new(LimitNode::new(build(input, cx)?, limit.clone(), offset.clone(), ties.clone())),
         Plan::Distinct { input, on } => Box::new(DistinctNode::new(build(input, cx)?, on.clone())),
         Plan::SetOp { kind, all, left, right } => Box::new(SetOpNode::new(*kind, *all, build(left, cx)?, build(right, cx)?)),
         Plan::Append { inputs } => {

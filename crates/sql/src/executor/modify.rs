@@ -100,6 +100,8 @@ fn rel_info(rel: Arc<Relation>, cx: &ExecCx) -> PgResult<RelInfo> {
             on_update: fk.on_update,
         });
     }
+    // PostgreSQL checks CHECK constraints in name order.
+    checks.sort_by(|a, b| a.0.cmp(&b.0));
     let not_null = rel.live_columns().enumerate().filter(|(_, (_, c))| c.not_null).map(|(i, _)| i).collect();
     Ok(RelInfo { table, checks, not_null, fks_out, fks_in, defaults: None })
 }
@@ -304,7 +306,6 @@ impl Writer {
 
     fn update_row(&mut self, info: &RelInfo, key: &[u8], old: &[Datum], new: Vec<Datum>, cx: &ExecCx, depth: usize) -> PgResult<Vec<u8>> {
         self.check_row(info, &new, cx)?;
-        self.fks_in(info, old, Some(&new), cx, depth)?;
         let new_key = if info.table.key_changes(old, &new) {
             let nk = info.table.updated_row_key(key, &new)?;
             info.table.delete(old, key, cx)?;
@@ -314,16 +315,15 @@ impl Writer {
             info.table.insert(&new, &nk, cx)?;
             nk
         } else {
-            if let Some((i, vals, _)) = info.table.find_conflict(&new, key, cx, None)? {
-                // The clustered key itself is this row.
-                if !info.table.indexes[i].clustered {
-                    return Err(info.table.unique_violation(i, &vals, cx));
-                }
+            if let Some((i, vals, _)) = info.table.find_update_conflict(&new, key, cx)? {
+                return Err(info.table.unique_violation(i, &vals, cx));
             }
             info.table.update_in_place(old, &new, key, cx)?;
             key.to_vec()
         };
         self.check_fks_out(info, &new, Some(old), cx)?;
+        // Referencing rows follow (or block) the key change after the row is written.
+        self.fks_in(info, old, Some(&new), cx, depth)?;
         Ok(new_key)
     }
 
@@ -486,6 +486,7 @@ impl ModifyNode {
             None => {
                 self.writer.check_fks_out(info, &row, None, cx)?;
                 info.table.insert(&row, &key, cx)?;
+                self.conflict_updated.insert(key);
                 self.emit(&row, out, cx)
             }
             Some((i, vals, existing_key)) => {
@@ -495,6 +496,13 @@ impl ModifyNode {
                 }
                 if !oc.do_update {
                     return Ok(());
+                }
+                if self.conflict_updated.contains(&existing_key) {
+                    return Err(PgError::new(
+                        sqlstate::CARDINALITY_VIOLATION,
+                        "ON CONFLICT DO UPDATE command cannot affect row a second time",
+                    )
+                    .with_hint("Ensure that no rows proposed for insertion within the same command have duplicate constrained values."));
                 }
                 let Some(existing) = info.table.lock_and_fetch_latest(cx.txn, &existing_key)? else {
                     return Ok(());

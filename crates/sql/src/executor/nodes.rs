@@ -164,6 +164,30 @@ impl ScanNode {
     }
 
     fn start(&mut self, cx: &ExecCx) -> PgResult<ScanState> {
+        if crate::catalog::system::is_system(&self.table.rel) {
+            let t = crate::catalog::system::by_oid(self.table.rel.oid).expect("system table");
+            let cluster = cx.env.cluster_catalog();
+            let settings = cx.env.settings();
+            let user = cx.env.current_user();
+            let db_name = cx.env.current_database();
+            let scx = crate::catalog::system::SysCx {
+                catalog: cx.catalog,
+                cluster: &cluster,
+                settings: &settings,
+                database: cx.env.database_oid(),
+                database_name: &db_name,
+                user: &user,
+            };
+            let rows = t.rows(&scx)?;
+            self.buffer = rows.into_iter().map(|r| (Vec::new(), r)).collect::<Vec<_>>().into_iter();
+            return Ok(ScanState::Done);
+        }
+        if self.table.rel.kind == crate::catalog::RelKind::Sequence {
+            // A sequence reads as one row: last_value, log_cnt, is_called.
+            let (last, called) = cx.env.sequence_state(self.table.rel.oid)?;
+            self.buffer = vec![(Vec::new(), vec![Datum::Int8(last), Datum::Int8(if called { 32 } else { 0 }), Datum::Bool(called)])].into_iter();
+            return Ok(ScanState::Done);
+        }
         let prefix = self.table.prefix().to_vec();
         Ok(match &self.method {
             ScanMethod::Full => ScanState::Rows { lower: prefix.clone(), upper: prefix_end(&prefix) },
@@ -549,19 +573,11 @@ pub struct DistinctNode {
     input: Box<dyn Node>,
     on: Option<Vec<usize>>,
     seen: HashSet<GroupKey>,
-    /// DISTINCT ON keeps the previous key instead (input is sorted).
-    previous: Option<Vec<Datum>>,
-    sorted_on: bool,
 }
 
 impl DistinctNode {
     pub fn new(input: Box<dyn Node>, on: Option<Vec<usize>>) -> DistinctNode {
-        DistinctNode { input, on, seen: HashSet::new(), previous: None, sorted_on: false }
-    }
-
-    pub fn sorted(mut self) -> DistinctNode {
-        self.sorted_on = true;
-        self
+        DistinctNode { input, on, seen: HashSet::new() }
     }
 }
 
@@ -576,7 +592,6 @@ impl Node for DistinctNode {
                 return Ok(Some(row));
             }
         }
-        let _ = &self.previous;
         Ok(None)
     }
 }
@@ -587,11 +602,18 @@ pub struct LimitNode {
     offset: Option<Expr>,
     remaining: Option<i64>,
     started: bool,
+    ties: Vec<SortKey>,
+    /// WITH TIES: the sort key of the last row within the limit.
+    last_key: Option<Vec<Datum>>,
 }
 
 impl LimitNode {
-    pub fn new(input: Box<dyn Node>, limit: Option<Expr>, offset: Option<Expr>) -> LimitNode {
-        LimitNode { input, limit, offset, remaining: None, started: false }
+    pub fn new(input: Box<dyn Node>, limit: Option<Expr>, offset: Option<Expr>, ties: Vec<SortKey>) -> LimitNode {
+        LimitNode { input, limit, offset, remaining: None, started: false, ties, last_key: None }
+    }
+
+    fn tie_key(&self, row: &[Datum], cx: &ExecCx) -> PgResult<Vec<Datum>> {
+        self.ties.iter().map(|k| eval(&k.expr, row, cx)).collect()
     }
 }
 
@@ -625,11 +647,33 @@ impl Node for LimitNode {
                 }
             }
         }
-        match &mut self.remaining {
-            Some(0) => Ok(None),
+        match self.remaining {
+            Some(0) => {
+                // WITH TIES: keep going while rows tie with the last one.
+                let Some(last) = self.last_key.clone() else { return Ok(None) };
+                match self.input.next(cx)? {
+                    Some(row) => {
+                        let k = self.tie_key(&row, cx)?;
+                        let flags: Vec<(bool, bool)> = self.ties.iter().map(|t| (t.descending, t.nulls_first)).collect();
+                        if compare_keys(&k, &last, &flags) == Ordering::Equal {
+                            Ok(Some(row))
+                        } else {
+                            self.last_key = None;
+                            Ok(None)
+                        }
+                    }
+                    None => Ok(None),
+                }
+            }
             Some(n) => {
-                *n -= 1;
-                self.input.next(cx)
+                self.remaining = Some(n - 1);
+                let row = self.input.next(cx)?;
+                if n == 1 && !self.ties.is_empty() {
+                    if let Some(r) = &row {
+                        self.last_key = Some(self.tie_key(r, cx)?);
+                    }
+                }
+                Ok(row)
             }
             None => self.input.next(cx),
         }

@@ -218,8 +218,20 @@ impl TableAccess {
     /// conflicting committed or own row, locking the keys. Returns the
     /// conflicting index and its key values, if any.
     pub fn find_conflict(&self, row: &[Datum], row_key: &[u8], cx: &ExecCx, only: Option<u32>) -> PgResult<Option<(usize, Vec<Datum>, Vec<u8>)>> {
+        self.find_conflict_opt(row, row_key, cx, only, false)
+    }
+
+    /// `find_conflict` for a row being updated in place: its own key is no conflict.
+    pub fn find_update_conflict(&self, row: &[Datum], row_key: &[u8], cx: &ExecCx) -> PgResult<Option<(usize, Vec<Datum>, Vec<u8>)>> {
+        self.find_conflict_opt(row, row_key, cx, None, true)
+    }
+
+    fn find_conflict_opt(&self, row: &[Datum], row_key: &[u8], cx: &ExecCx, only: Option<u32>, updating: bool) -> PgResult<Option<(usize, Vec<Datum>, Vec<u8>)>> {
         for (i, idx) in self.indexes.iter().enumerate() {
             if !idx.unique || only.map(|o| o != idx.rel.oid).unwrap_or(false) || !self.applies(idx, row, cx)? {
+                continue;
+            }
+            if updating && idx.clustered {
                 continue;
             }
             if idx.clustered {

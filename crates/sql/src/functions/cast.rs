@@ -211,6 +211,9 @@ pub fn cast_datum_env(d: Datum, from: SqlType, to: SqlType, explicit: bool, env:
     if d.is_null() {
         return Ok(Datum::Null);
     }
+    if is_string(from.oid) && is_reg(to.oid) && d.as_str().map(str::trim) == Some("-") {
+        return Ok(Datum::Oid(0));
+    }
     if is_string(from.oid) && to.oid == oid::REGCLASS {
         let s = d.as_str().unwrap_or("").trim().to_string();
         if let Ok(n) = s.parse::<u32>() {
@@ -242,8 +245,12 @@ fn regtype_in(s: &str) -> PgResult<Oid> {
     let Some(pg_query::NodeEnum::SelectStmt(sel)) = stmts.into_iter().next().map(|p| p.node) else {
         return Err(PgError::new(sqlstate::INVALID_TEXT_REPRESENTATION, format!("invalid type name \"{s}\"")));
     };
-    for (n, _, _) in pg_query::NodeEnum::SelectStmt(sel).nodes() {
-        if let pg_query::NodeRef::TypeName(tn) = n {
+    let cast = sel.target_list.first().and_then(|n| match &n.node {
+        Some(pg_query::NodeEnum::ResTarget(rt)) => rt.val.as_deref().and_then(|v| v.node.as_ref()),
+        _ => None,
+    });
+    if let Some(pg_query::NodeEnum::TypeCast(tc)) = cast {
+        if let Some(tn) = &tc.type_name {
             return crate::analyzer::types::resolve_type_name(builtins(), tn).map(|t| t.oid);
         }
     }

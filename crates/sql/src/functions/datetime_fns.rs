@@ -309,6 +309,15 @@ fn timeofday(_: &[Datum], c: &FnCtx) -> PgResult<Datum> {
     Ok(Datum::from_string(dt::timestamptz_out(now, &settings)?))
 }
 
+/// time + date and timetz + date (the commuted forms of date + time).
+fn datetime_swapped(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    let swapped = [a[1].clone(), a[0].clone()];
+    match &a[0] {
+        Datum::TimeTz(..) => datetimetz_pl(&swapped, c),
+        _ => datetime_pl(&swapped, c),
+    }
+}
+
 fn overlaps(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
     // (s1, e1) OVERLAPS (s2, e2) with NULL handling as PostgreSQL's overlaps_timestamp.
     let v = |d: &Datum| -> Option<i64> {
@@ -400,5 +409,17 @@ pub(super) fn register(r: &mut Registry) {
     plain(r, &["timestamp_zone", "timestamptz_zone", "timestamp_izone", "timestamptz_izone", "timetz_zone", "timetz_izone"], timezone_fn);
     plain(r, &["timestamp_bin", "timestamptz_bin"], date_bin);
     plain(r, &["timeofday"], timeofday);
+    plain(r, &["oid:1296", "oid:1298"], |a, c| datetime_swapped(a, c));
+    plain(r, &["oid:1176"], |a, c| {
+        let t = datetime_pl(a, c)?;
+        super::cast::cast_datum_env(t, tusk_types::SqlType::new(tusk_types::oid::TIMESTAMP), tusk_types::SqlType::new(tusk_types::oid::TIMESTAMPTZ), true, c.env)
+    });
+    plain(r, &["oid:1848"], |a, c| time_pl_interval(&[a[1].clone(), a[0].clone()], c));
+    plain(r, &["oid:2546"], |a, c| date_pl_interval(&[a[1].clone(), a[0].clone()], c));
+    plain(r, &["oid:2547"], |a, c| timetz_pl_interval(&[a[1].clone(), a[0].clone()], c));
+    plain(r, &["oid:2548"], |a, c| timestamp_pl_interval(&[a[1].clone(), a[0].clone()], c));
+    plain(r, &["oid:2549"], |a, c| timestamptz_pl_interval(&[a[1].clone(), a[0].clone()], c));
+    plain(r, &["oid:2550"], |a, c| date_pli(&[a[1].clone(), a[0].clone()], c));
+    plain(r, &["oid:1305", "oid:1306", "oid:1307", "oid:1309", "oid:1310", "oid:1311", "oid:2042", "oid:2043", "oid:2044"], overlaps);
     plain(r, &["overlaps_timestamp", "overlaps_time", "overlaps_timetz"], overlaps);
 }

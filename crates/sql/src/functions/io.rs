@@ -54,6 +54,7 @@ pub fn write_text(buf: &mut Vec<u8>, d: &Datum, ty: Oid, settings: &Settings) {
         Datum::Numeric(n) => {
             let _ = write!(buf, "{n}");
         }
+        Datum::Oid(0) if matches!(ty, oid::REGTYPE | oid::REGPROC | oid::REGCLASS | oid::REGPROCEDURE | oid::REGNAMESPACE | oid::REGROLE | oid::REGOPER | oid::REGOPERATOR) => buf.push(b'-'),
         Datum::Oid(v) => match ty {
             oid::REGTYPE => buf.extend_from_slice(regtype_name(*v).as_bytes()),
             oid::REGPROC | oid::REGPROCEDURE => match builtins().proc(*v) {
@@ -156,7 +157,7 @@ fn regtype_name(t: Oid) -> String {
     if builtins().type_info(t).is_none() {
         return t.to_string();
     }
-    crate::analyzer::types::format_type(builtins(), t, -1)
+    crate::analyzer::types::format_type_be(builtins(), t)
 }
 
 /// bytea's escape output format.

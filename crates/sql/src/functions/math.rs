@@ -231,8 +231,17 @@ fn dsqrt(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
     }
     f8(v.sqrt())
 }
+extern "C" {
+    /// The C library's cbrt, which PostgreSQL calls: it is not correctly
+    /// rounded (cbrt(27) = 3.0000000000000004) and Rust's own is, so
+    /// calling Rust's would print different digits than PostgreSQL.
+    #[link_name = "cbrt"]
+    fn libc_cbrt(x: f64) -> f64;
+}
+
 fn dcbrt(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
-    f8(arg_f64(a, 0).cbrt())
+    // SAFETY: cbrt is a pure function of its argument.
+    f8(unsafe { libc_cbrt(arg_f64(a, 0)) })
 }
 fn dpow(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
     let (x, y) = floats(a);

@@ -151,6 +151,31 @@ fn pg_sleep(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
     Ok(Datum::Null)
 }
 
+fn pg_sleep_for(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    if let Datum::Interval(i) = &a[0] {
+        let secs = i.micros as f64 / 1e6 + i.days as f64 * 86400.0 + i.months as f64 * 30.0 * 86400.0;
+        c.env.sleep(secs)?;
+    }
+    Ok(Datum::Null)
+}
+
+/// pg_get_serial_sequence(table, column): the sequence a serial or identity column uses.
+fn pg_get_serial_sequence(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    let rel_oid = c.env.lookup_relation_oid(arg_str(a, 0))?;
+    let cat = c.env.catalog();
+    let rel = cat.relation(rel_oid).ok_or_else(|| PgError::internal("relation vanished"))?;
+    let col = arg_str(a, 1);
+    let (attnum, _) = rel.column_by_name(col).ok_or_else(|| {
+        PgError::new(sqlstate::UNDEFINED_COLUMN, format!("column \"{}\" of relation \"{}\" does not exist", col, rel.name))
+    })?;
+    for r in cat.relations.values() {
+        if r.sequence.as_ref().and_then(|s| s.owned_by) == Some((rel_oid, attnum)) {
+            return text(format!("{}.{}", super::quote_ident(cat.namespace_name(r.namespace)), super::quote_ident(&r.name)));
+        }
+    }
+    Ok(Datum::Null)
+}
+
 fn gen_random_uuid(_: &[Datum], _: &FnCtx) -> PgResult<Datum> {
     Ok(Datum::Uuid(*uuid::Uuid::new_v4().as_bytes()))
 }
@@ -372,7 +397,9 @@ pub(super) fn register(r: &mut Registry) {
     plain(r, &["drandom"], random);
     plain(r, &["setseed"], setseed);
     plain(r, &["pg_sleep"], pg_sleep);
+    plain(r, &["oid:3935"], pg_sleep_for);
     plain(r, &["gen_random_uuid"], gen_random_uuid);
+    plain(r, &["pg_get_serial_sequence"], pg_get_serial_sequence);
     plain(r, &["pg_typeof"], pg_typeof);
     plain(r, &["pg_num_nulls"], num_nulls);
     plain(r, &["pg_num_nonnulls"], num_nonnulls);

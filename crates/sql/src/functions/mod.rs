@@ -7,6 +7,7 @@
 //! a query uses it.
 
 pub mod agg;
+mod bytea;
 pub mod cast;
 mod compare;
 mod datetime_fns;
@@ -72,6 +73,10 @@ pub trait Env {
     fn check_interrupts(&self) -> PgResult<()>;
     fn sleep(&self, seconds: f64) -> PgResult<()>;
     fn in_transaction_block(&self) -> bool;
+    /// A sequence's (last_value, is_called), for `SELECT * FROM seq`.
+    fn sequence_state(&self, seq: Oid) -> PgResult<(i64, bool)>;
+    fn cluster_catalog(&self) -> std::sync::Arc<crate::catalog::ClusterCatalog>;
+    fn database_oid(&self) -> Oid;
 }
 
 /// The call context: argument and result types, and the environment.
@@ -97,6 +102,7 @@ fn registry() -> &'static Registry {
         compare::register(&mut r);
         math::register(&mut r);
         string::register(&mut r);
+        bytea::register(&mut r);
         datetime_fns::register(&mut r);
         misc::register(&mut r);
         srf::register(&mut r);

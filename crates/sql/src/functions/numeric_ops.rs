@@ -124,6 +124,7 @@ pub(super) fn register(r: &mut Registry) {
     plain(r, &["numeric_sqrt"], sqrt);
     plain(r, &["numeric_exp"], exp);
     plain(r, &["numeric_ln"], ln);
+    plain(r, &["oid:1481"], log10);
     plain(r, &["numeric_log", "oid:1741"], log_dispatch);
     plain(r, &["numeric_power"], power);
     plain(r, &["numeric_scale"], scale);

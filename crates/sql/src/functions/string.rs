@@ -32,8 +32,16 @@ fn textcat(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
     text(s)
 }
 
+/// anytextcat/textanycat are SQL functions in PostgreSQL (`$1::text || $2`),
+/// so the non-text side goes through the explicit cast to text, which
+/// spells booleans out and trims char(n), rather than the output function.
 fn anytextcat(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
-    text(format!("{}{}", any_text(&a[0], c.arg_type(0), c), any_text(&a[1], c.arg_type(1), c)))
+    let cast_text = |d: &Datum, ty: u32| match (d, ty) {
+        (Datum::Bool(b), _) => if *b { "true".to_string() } else { "false".to_string() },
+        (_, oid::BPCHAR) => any_text(d, ty, c).trim_end_matches(' ').to_string(),
+        _ => any_text(d, ty, c),
+    };
+    text(format!("{}{}", cast_text(&a[0], c.arg_type(0)), cast_text(&a[1], c.arg_type(1))))
 }
 
 fn textlen(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
@@ -58,23 +66,34 @@ fn bit_length(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
     }))
 }
 
+/// Case mapping character by character, as towlower/towupper do: a
+/// character whose mapping is not a single character stays as it is (ß).
+fn map_case(s: &str, upper: bool) -> String {
+    s.chars()
+        .map(|c| {
+            let mut m: Vec<char> = if upper { c.to_uppercase().collect() } else { c.to_lowercase().collect() };
+            if m.len() == 1 {
+                m.pop().expect("one char")
+            } else {
+                c
+            }
+        })
+        .collect()
+}
+
 fn lower(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
-    text(arg_str(a, 0).to_lowercase())
+    text(map_case(arg_str(a, 0), false))
 }
 
 fn upper(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
-    text(arg_str(a, 0).to_uppercase())
+    text(map_case(arg_str(a, 0), true))
 }
 
 fn initcap(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
     let mut out = String::new();
     let mut prev_alnum = false;
     for ch in arg_str(a, 0).chars() {
-        if prev_alnum {
-            out.extend(ch.to_lowercase());
-        } else {
-            out.extend(ch.to_uppercase());
-        }
+        out.push_str(&map_case(&ch.to_string(), !prev_alnum));
         prev_alnum = ch.is_alphanumeric();
     }
     text(out)
@@ -863,66 +882,6 @@ fn array_to_text(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
     text(parts.join(sep))
 }
 
-fn binary_encode(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
-    let Datum::Bytea(b) = &a[0] else { return Ok(Datum::Null) };
-    match arg_str(a, 1) {
-        "hex" => text(hex::encode(b.as_ref())),
-        "base64" => text(base64_encode(b)),
-        "escape" => text(super::io::bytea_escape(b)),
-        other => Err(PgError::new(sqlstate::INVALID_PARAMETER_VALUE, format!("unrecognized encoding: \"{other}\""))),
-    }
-}
-
-fn binary_decode(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
-    let s = arg_str(a, 0);
-    match arg_str(a, 1) {
-        "hex" => hex::decode(s.trim())
-            .map(Datum::bytea)
-            .map_err(|_| PgError::new(sqlstate::INVALID_PARAMETER_VALUE, "invalid hexadecimal data: odd number of digits")),
-        "base64" => base64_decode(s).map(Datum::bytea),
-        "escape" => super::io::parse_bytea(&format!("{s}")).map(|d| d),
-        other => Err(PgError::new(sqlstate::INVALID_PARAMETER_VALUE, format!("unrecognized encoding: \"{other}\""))),
-    }
-}
-
-const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-fn base64_encode(b: &[u8]) -> String {
-    let mut out = String::new();
-    for (i, chunk) in b.chunks(3).enumerate() {
-        if i > 0 && i % 19 == 0 {
-            out.push('\n');
-        }
-        let n = (chunk[0] as u32) << 16 | (*chunk.get(1).unwrap_or(&0) as u32) << 8 | *chunk.get(2).unwrap_or(&0) as u32;
-        out.push(B64[(n >> 18) as usize & 63] as char);
-        out.push(B64[(n >> 12) as usize & 63] as char);
-        out.push(if chunk.len() > 1 { B64[(n >> 6) as usize & 63] as char } else { '=' });
-        out.push(if chunk.len() > 2 { B64[n as usize & 63] as char } else { '=' });
-    }
-    out
-}
-
-fn base64_decode(s: &str) -> PgResult<Vec<u8>> {
-    let mut out = Vec::new();
-    let mut buf = 0u32;
-    let mut bits = 0;
-    for c in s.bytes() {
-        if c.is_ascii_whitespace() || c == b'=' {
-            continue;
-        }
-        let v = B64.iter().position(|&x| x == c).ok_or_else(|| {
-            PgError::new(sqlstate::INVALID_PARAMETER_VALUE, format!("invalid symbol \"{}\" found while decoding base64 sequence", c as char))
-        })? as u32;
-        buf = buf << 6 | v;
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            out.push((buf >> bits) as u8);
-        }
-    }
-    Ok(out)
-}
-
 fn byteacat(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
     let (Datum::Bytea(x), Datum::Bytea(y)) = (&a[0], &a[1]) else { return Ok(Datum::Null) };
     let mut v = x.to_vec();
@@ -936,11 +895,11 @@ fn pg_client_encoding(_: &[Datum], _: &FnCtx) -> PgResult<Datum> {
 
 pub(super) fn register(r: &mut Registry) {
     plain(r, &["textcat"], textcat);
-    plain(r, &["anytextcat", "textanycat"], anytextcat);
+    plain(r, &["anytextcat", "textanycat", "oid:2003", "oid:2004"], anytextcat);
     plain(r, &["textlen"], textlen);
     plain(r, &["bpcharlen"], bpcharlen);
     plain(r, &["textoctetlen", "byteaoctetlen", "bpcharoctetlen"], octet_length);
-    plain(r, &["bitlength"], bit_length);
+    plain(r, &["bitlength", "oid:1810", "oid:1811"], bit_length);
     plain(r, &["lower"], lower);
     plain(r, &["upper"], upper);
     plain(r, &["initcap"], initcap);
@@ -955,8 +914,8 @@ pub(super) fn register(r: &mut Registry) {
     plain(r, &["ltrim1"], ltrim1);
     plain(r, &["rtrim"], rtrim);
     plain(r, &["rtrim1"], rtrim1);
-    plain(r, &["lpad"], lpad);
-    plain(r, &["rpad"], rpad);
+    plain(r, &["lpad", "oid:879"], lpad);
+    plain(r, &["rpad", "oid:880"], rpad);
     plain(r, &["text_left"], text_left);
     plain(r, &["text_right"], text_right);
     plain(r, &["repeat"], repeat);
@@ -993,8 +952,6 @@ pub(super) fn register(r: &mut Registry) {
     plain(r, &["text_format", "text_format_nv"], text_format);
     plain(r, &["text_to_array", "text_to_array_null"], string_to_array);
     plain(r, &["array_to_text", "array_to_text_null"], array_to_text);
-    plain(r, &["binary_encode"], binary_encode);
-    plain(r, &["binary_decode"], binary_decode);
     plain(r, &["byteacat"], byteacat);
     plain(r, &["pg_client_encoding"], pg_client_encoding);
 }

@@ -309,8 +309,24 @@ impl<'a> Planner<'a> {
             if let Some(h) = &q.having {
                 collect_aggs(h, &mut aggs);
             }
-            let mut group = Vec::with_capacity(q.group_by.len());
-            for g in &q.group_by {
+            // Columns functionally dependent on a grouped primary key are
+            // grouped too (the analyzer allowed them); adding them to the
+            // key does not change the groups.
+            let mut groups = q.group_by.clone();
+            let mut extra = Vec::new();
+            for t in &q.targets {
+                ungrouped_vars(&t.expr, &groups, 0, &mut extra);
+            }
+            if let Some(h) = &q.having {
+                ungrouped_vars(h, &groups, 0, &mut extra);
+            }
+            for v in extra {
+                if !groups.contains(&v) {
+                    groups.push(v);
+                }
+            }
+            let mut group = Vec::with_capacity(groups.len());
+            for g in &groups {
                 group.push(self.set_refs(g.clone(), &layout)?);
             }
             let mut planned_aggs = Vec::with_capacity(aggs.len());
@@ -325,7 +341,6 @@ impl<'a> Planner<'a> {
                 planned_aggs.push(pa);
             }
             plan = Plan::Agg { input: plan.boxed(), group, aggs: planned_aggs };
-            let groups = q.group_by.clone();
             let ng = groups.len();
             let map = |p: &mut Self, e: Expr| -> PgResult<Expr> { p.set_refs_grouped(e, &groups, &aggs, ng, &layout) };
             if let Some(h) = &q.having {
@@ -415,6 +430,11 @@ impl<'a> Planner<'a> {
                 plan = Plan::Distinct { input: plan.boxed(), on: Some(on.clone()) };
             }
         }
+        let ties: Vec<SortKey> = if q.with_ties {
+            q.sort.iter().map(|k| SortKey { expr: col(k.target), descending: k.descending, nulls_first: k.nulls_first }).collect()
+        } else {
+            Vec::new()
+        };
         if q.limit.is_some() || q.offset.is_some() {
             let empty = Layout::default();
             let limit = match &q.limit {
@@ -425,7 +445,7 @@ impl<'a> Planner<'a> {
                 Some(o) => Some(self.set_refs(o.clone(), &empty)?),
                 None => None,
             };
-            plan = Plan::Limit { input: plan.boxed(), limit, offset };
+            plan = Plan::Limit { input: plan.boxed(), limit, offset, ties };
         }
         let _ = width;
         Ok(plan)
@@ -476,34 +496,58 @@ impl<'a> Planner<'a> {
             })
             .collect();
         // Plan each FROM item, pushing down conjuncts that only it needs.
-        let mut items: Vec<(Plan, Layout, Vec<usize>)> = Vec::new();
+        // LATERAL items (depending on earlier items) are planned as
+        // parameterized plans and joined in FROM order.
+        let mut items: Vec<(Item, Layout, Vec<usize>)> = Vec::new();
+        let mut any_lateral = false;
         for f in from {
             let mut rtes = Vec::new();
             rtes_of(f, &mut rtes);
             let mine: Vec<Expr> = take_matching(&mut pending, |r| !r.is_empty() && r.iter().all(|x| rtes.contains(x)));
+            if let FromItem::Rte(i) = f {
+                if let Some((plan, args, l)) = self.plan_lateral_rte(q, *i)? {
+                    any_lateral = true;
+                    // Its own conditions apply after the join.
+                    for m in mine {
+                        let mut r = Vec::new();
+                        referenced_rtes(&m, 0, &mut r);
+                        pending.push((r, m));
+                    }
+                    items.push((Item::Lateral(plan, args), l, rtes));
+                    continue;
+                }
+            }
             let (p, l) = self.plan_from_item(q, f, mine, with_keys)?;
-            items.push((p, l, rtes));
+            items.push((Item::Plain(p), l, rtes));
         }
         // Join the items: greedily add the next item connected to what is
         // joined so far by an equality, falling back to FROM order.
-        let (mut plan, mut layout, mut joined) = items.remove(0);
+        let (first, mut layout, mut joined) = items.remove(0);
+        let Item::Plain(mut plan) = first else { return Err(PgError::internal("LATERAL item first in FROM")) };
         while !items.is_empty() {
-            let pick = items
-                .iter()
-                .position(|(_, _, rtes)| {
-                    pending.iter().any(|(refs, e)| {
-                        is_equality(self.b, e)
-                            && refs.iter().any(|r| rtes.contains(r))
-                            && refs.iter().any(|r| joined.contains(r))
-                            && refs.iter().all(|r| rtes.contains(r) || joined.contains(r))
+            let pick = if any_lateral {
+                0
+            } else {
+                items
+                    .iter()
+                    .position(|(_, _, rtes)| {
+                        pending.iter().any(|(refs, e)| {
+                            is_equality(self.b, e)
+                                && refs.iter().any(|r| rtes.contains(r))
+                                && refs.iter().any(|r| joined.contains(r))
+                                && refs.iter().all(|r| rtes.contains(r) || joined.contains(r))
+                        })
                     })
-                })
-                .unwrap_or(0);
-            let (rplan, rlayout, rrtes) = items.remove(pick);
+                    .unwrap_or(0)
+            };
+            let (ritem, rlayout, rrtes) = items.remove(pick);
             let mut all = joined.clone();
             all.extend(rrtes.iter().copied());
             let join_quals = take_matching(&mut pending, |r| !r.is_empty() && r.iter().all(|x| all.contains(x)));
-            let (p, l) = self.make_join(JoinKind::Inner, plan, layout, rplan, rlayout, join_quals)?;
+            let (p, l) = match ritem {
+                Item::Plain(rplan) => self.make_join(JoinKind::Inner, plan, layout, rplan, rlayout, join_quals)?,
+                Item::Lateral(rplan, args) => self.make_lateral_join(JoinKind::Inner, plan, layout, rplan, args, rlayout, join_quals)?,
+            };
             plan = p;
             layout = l;
             joined = all;
@@ -513,6 +557,80 @@ impl<'a> Planner<'a> {
             plan = Plan::Filter { input: plan.boxed(), predicate: pred };
         }
         Ok((plan, layout))
+    }
+
+    /// A FROM entry that references earlier entries of this level
+    /// (LATERAL subqueries, functions with column arguments): its plan with
+    /// parameters, and the current-level expressions that feed them.
+    fn plan_lateral_rte(&mut self, q: &Query, idx: usize) -> PgResult<Option<(Arc<Plan>, Vec<Expr>, Layout)>> {
+        let rte = &q.rtable[idx];
+        let width = rte.col_names.len();
+        match &rte.kind {
+            RteKind::Subquery(sq) if rte.lateral => {
+                let mut refs = Vec::new();
+                query_outer_refs(sq, 1, &mut refs);
+                if refs.is_empty() {
+                    return Ok(None);
+                }
+                let (plan, params) = self.plan_subquery(sq, false)?;
+                Ok(Some((Arc::new(plan), params, Layout::single(idx, width, false))))
+            }
+            RteKind::Function { call, ordinality, columns_from_record } => {
+                let mut refs = Vec::new();
+                referenced_rtes(call, 0, &mut refs);
+                if refs.is_empty() {
+                    return Ok(None);
+                }
+                // Every column reference in the call becomes a parameter.
+                let mut args: Vec<Expr> = Vec::new();
+                let call = call.clone().rewrite(&mut |e| match e {
+                    Expr::Var(v) => {
+                        let ty = v.ty;
+                        let var = Expr::Var(v);
+                        let k = match args.iter().position(|a| *a == var) {
+                            Some(k) => k,
+                            None => {
+                                args.push(var);
+                                args.len() - 1
+                            }
+                        };
+                        Expr::OuterParam(k, ty)
+                    }
+                    other => other,
+                });
+                let expand = if *columns_from_record { width - *ordinality as usize } else { 0 };
+                let plan = Plan::Function { call, ordinality: *ordinality, expand_record: expand };
+                Ok(Some((Arc::new(plan), args, Layout::single(idx, width, false))))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn make_lateral_join(
+        &mut self,
+        kind: JoinKind,
+        lplan: Plan,
+        llayout: Layout,
+        rplan: Arc<Plan>,
+        args: Vec<Expr>,
+        rlayout: Layout,
+        quals: Vec<Expr>,
+    ) -> PgResult<(Plan, Layout)> {
+        if !matches!(kind, JoinKind::Inner | JoinKind::Left) {
+            return Err(PgError::new(
+                sqlstate::INVALID_COLUMN_REFERENCE,
+                "invalid reference to FROM-clause entry for table",
+            ));
+        }
+        let layout = Layout::concat(&llayout, &rlayout);
+        let mut converted = Vec::with_capacity(args.len());
+        for a in args {
+            converted.push(self.set_refs(a, &llayout)?);
+        }
+        let predicate = self.convert_all(quals, &layout)?;
+        let right_width = rlayout.width;
+        Ok((Plan::LateralLoop { left: lplan.boxed(), right: rplan, args: converted, kind, predicate, right_width }, layout))
     }
 
     fn convert_all(&mut self, quals: Vec<Expr>, layout: &Layout) -> PgResult<Option<Expr>> {
@@ -550,7 +668,7 @@ impl<'a> Planner<'a> {
                         let lq = take_matching(&mut all, |r| !r.is_empty() && r.iter().all(|x| lr.contains(x)));
                         let rq = take_matching(&mut all, |r| !r.is_empty() && r.iter().all(|x| rr.contains(x)));
                         let (lp, ll) = self.plan_from_item(q, left, lq, with_keys)?;
-                        let (rp, rl) = self.plan_from_item(q, right, rq, with_keys)?;
+                        let (rp, rl) = self.plan_join_side(q, right, rq, with_keys)?;
                         (lp, ll, rp, rl, all.into_iter().map(|(_, e)| e).collect::<Vec<_>>(), Vec::new())
                     }
                     _ => {
@@ -579,17 +697,38 @@ impl<'a> Planner<'a> {
                             Vec::new()
                         };
                         let (lp, ll) = self.plan_from_item(q, left, lq, with_keys)?;
-                        let (rp, rl) = self.plan_from_item(q, right, rq, with_keys)?;
+                        let (rp, rl) = self.plan_join_side(q, right, rq, with_keys)?;
                         (lp, ll, rp, rl, on_refs.into_iter().map(|(_, e)| e).collect(), quals)
                     }
                 };
-                let (mut plan, layout) = self.make_join(*kind, lplan, llayout, rplan, rlayout, on_quals)?;
+                let (mut plan, layout) = match rplan {
+                    Item::Plain(rplan) => self.make_join(*kind, lplan, llayout, rplan, rlayout, on_quals)?,
+                    Item::Lateral(rplan, args) => self.make_lateral_join(*kind, lplan, llayout, rplan, args, rlayout, on_quals)?,
+                };
                 if let Some(pred) = self.convert_all(above, &layout)? {
                     plan = Plan::Filter { input: plan.boxed(), predicate: pred };
                 }
                 Ok((plan, layout))
             }
         }
+    }
+
+    /// The right side of a join: a LATERAL entry becomes a parameterized
+    /// plan (its pushed-down conditions then apply at the join).
+    fn plan_join_side(&mut self, q: &Query, f: &FromItem, quals: Vec<Expr>, with_keys: bool) -> PgResult<(Item, Layout)> {
+        if let FromItem::Rte(i) = f {
+            if let Some((plan, args, l)) = self.plan_lateral_rte(q, *i)? {
+                if !quals.is_empty() {
+                    // Conditions on a lateral entry alone: filter inside it.
+                    let lp = Arc::try_unwrap(plan).unwrap_or_else(|a| (*a).clone());
+                    let pred = self.convert_all(quals, &l)?.expect("non-empty");
+                    return Ok((Item::Lateral(Arc::new(Plan::Filter { input: lp.boxed(), predicate: shift_columns(pred, 0) }), args), l));
+                }
+                return Ok((Item::Lateral(plan, args), l));
+            }
+        }
+        let (p, l) = self.plan_from_item(q, f, quals, with_keys)?;
+        Ok((Item::Plain(p), l))
     }
 
     /// Joins two planned inputs: a hash join on equality conditions
@@ -831,6 +970,22 @@ impl<'a> Planner<'a> {
     }
 }
 
+/// A planned FROM item: an ordinary plan, or a LATERAL one with its parameters.
+enum Item {
+    Plain(Plan),
+    Lateral(Arc<Plan>, Vec<Expr>),
+}
+
+fn shift_columns(e: Expr, by: usize) -> Expr {
+    if by == 0 {
+        return e;
+    }
+    e.rewrite(&mut |x| match x {
+        Expr::Column(i, t) => Expr::Column(i + by, t),
+        other => other,
+    })
+}
+
 fn take_matching(pending: &mut Vec<(Vec<usize>, Expr)>, pred: impl Fn(&[usize]) -> bool) -> Vec<Expr> {
     let mut out = Vec::new();
     let mut i = 0;
@@ -842,6 +997,38 @@ fn take_matching(pending: &mut Vec<(Vec<usize>, Expr)>, pred: impl Fn(&[usize]) 
         }
     }
     out
+}
+
+/// Level-`depth` column references outside aggregates and grouped expressions.
+fn ungrouped_vars(e: &Expr, groups: &[Expr], depth: u32, out: &mut Vec<Expr>) {
+    if depth == 0 && groups.contains(e) {
+        return;
+    }
+    match e {
+        Expr::Agg(_) => {}
+        Expr::Var(v) if v.levels_up == depth => {
+            let local = Expr::Var(Var { levels_up: 0, ..v.clone() });
+            if !groups.contains(&local) && !out.contains(&local) {
+                out.push(local);
+            }
+        }
+        Expr::SubLink { query, test, .. } => {
+            if let Some(t) = test {
+                ungrouped_vars(t, groups, depth, out);
+            }
+            let mut visit = |x: &Expr| ungrouped_vars(x, groups, depth + 1, out);
+            for t in &query.targets {
+                visit(&t.expr);
+            }
+            if let Some(w) = &query.quals {
+                visit(w);
+            }
+            if let Some(h) = &query.having {
+                visit(h);
+            }
+        }
+        other => other.for_each_child(&mut |c| ungrouped_vars(c, groups, depth, out)),
+    }
 }
 
 fn collect_aggs(e: &Expr, out: &mut Vec<AggCall>) {
