@@ -53,6 +53,10 @@ pub enum SubLinkKind {
     All,
     /// ARRAY(subquery)
     Array,
+    /// A subquery of several columns used as one row value — `(a, b) =
+    /// (SELECT ...)` and `SET (a, b) = (SELECT ...)` — at most one row,
+    /// yielding a record (NULL when there is no row).
+    Row,
 }
 
 /// A resolved function: which built-in, and how to run it.

@@ -111,6 +111,11 @@ pub enum Plan {
         on_conflict: Option<OnConflictPlan>,
         /// RETURNING expressions over the new (insert/update) or old (delete) row.
         returning: Vec<Expr>,
+        /// Where the joined input row starts in each input row, when
+        /// RETURNING reads FROM/USING items besides the target.
+        returning_input: Option<usize>,
+        /// WITH CHECK OPTION conditions over the new row: (view name, condition).
+        view_checks: Vec<(String, Expr)>,
         /// Width of the old row part in the input (columns + key).
         old_width: usize,
         /// How to re-evaluate a target row changed concurrently, when the

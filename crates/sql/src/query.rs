@@ -158,6 +158,11 @@ pub struct Query {
     pub returning: Vec<TargetEntry>,
     /// SELECT ... FOR UPDATE / FOR SHARE.
     pub row_lock: bool,
+    /// DML through a view WITH CHECK OPTION: (view name, condition over the
+    /// target row) that every new row must satisfy.
+    pub view_checks: Vec<(String, Expr)>,
+    /// The view this query is the expansion of (for dependency tracking).
+    pub expanded_view: Option<tusk_types::Oid>,
     /// Number of `$n` parameters seen (and their types, as inferred).
     pub param_types: Vec<SqlType>,
 }
@@ -185,6 +190,8 @@ impl Query {
             update_set: Vec::new(),
             returning: Vec::new(),
             row_lock: false,
+            view_checks: Vec::new(),
+            expanded_view: None,
             param_types: Vec::new(),
         }
     }

@@ -104,6 +104,7 @@ pub mod sqlstate {
     pub const INVALID_PREPARED_STATEMENT_DEFINITION: &str = "42P14";
     pub const INVALID_SCHEMA_DEFINITION: &str = "42P15";
     pub const INVALID_TABLE_DEFINITION: &str = "42P16";
+    pub const WITH_CHECK_OPTION_VIOLATION: &str = "44000";
     pub const INVALID_OBJECT_DEFINITION: &str = "42P17";
     pub const OBJECT_NOT_IN_PREREQUISITE_STATE: &str = "55000";
     pub const OBJECT_IN_USE: &str = "55006";

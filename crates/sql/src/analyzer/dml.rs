@@ -11,6 +11,7 @@ use tusk_types::{sqlstate, PgError, PgResult, SqlType};
 
 use super::coerce::CoercionContext;
 use super::expr::{display_type, expr_location};
+use super::updatable::{ViewDml, ViewTarget};
 use super::{pos, Analyzer, NsItem};
 use crate::catalog::{ConstraintKind, RelKind, Relation};
 use crate::expr::{Expr, Var};
@@ -57,7 +58,14 @@ impl<'a> Analyzer<'a> {
         r
     }
 
-    fn target_relation(&mut self, rv: &pb::RangeVar, verb: &str) -> PgResult<(usize, Arc<Relation>)> {
+    /// The relation a DML statement changes: a table, or the table under
+    /// an automatically updatable view (with the view's resolution).
+    fn target_relation(&mut self, rv: &pb::RangeVar, dml: ViewDml) -> PgResult<(usize, Arc<Relation>, Option<ViewTarget>)> {
+        let verb = match dml {
+            ViewDml::Insert => "insert into",
+            ViewDml::Update => "update",
+            ViewDml::Delete => "delete from",
+        };
         let rel = self.range_var_relation(rv)?;
         if rel.oid < tusk_types::oid::FIRST_NORMAL_OBJECT_ID {
             return Err(PgError::new(sqlstate::INSUFFICIENT_PRIVILEGE, format!("permission denied: \"{}\" is a system catalog", rel.name)));
@@ -65,11 +73,8 @@ impl<'a> Analyzer<'a> {
         match rel.kind {
             RelKind::Table => {}
             RelKind::View => {
-                return Err(PgError::new(
-                    sqlstate::FEATURE_NOT_SUPPORTED,
-                    format!("cannot {verb} view \"{}\"", rel.name),
-                )
-                .with_detail("Views that are not automatically updatable are not supported by Tusk yet."))
+                let t = self.view_target(&rel, rv.alias.as_ref(), dml)?;
+                return Ok((t.base_rte, t.base.clone(), Some(t)));
             }
             _ => {
                 return Err(PgError::new(
@@ -80,7 +85,24 @@ impl<'a> Analyzer<'a> {
         }
         let rte = self.relation_rte(rel.clone(), rv.alias.as_ref())?;
         let idx = self.add_rte(rte);
-        Ok((idx, rel))
+        Ok((idx, rel, None))
+    }
+
+    /// The entry a statement's WHERE and RETURNING see: the view when the
+    /// target is one, else the table.
+    fn target_namespace_item(result_rte: usize, view: Option<&ViewTarget>) -> NsItem {
+        NsItem { rte: view.map(|t| t.view_rte).unwrap_or(result_rte), rel_visible: true, cols_visible: true, lateral_only: false }
+    }
+
+    /// The statement's WHERE combined with the view's.
+    fn with_view_quals(quals: Option<Expr>, view: Option<&ViewTarget>) -> Option<Expr> {
+        let mut all: Vec<Expr> = view.map(|t| t.quals.iter().map(|(_, q)| q.clone()).collect()).unwrap_or_default();
+        all.extend(quals);
+        match all.len() {
+            0 => None,
+            1 => all.pop(),
+            _ => Some(Expr::Bool { op: crate::expr::BoolOp::And, args: all }),
+        }
     }
 
     fn transform_returning(&mut self, list: &[Node]) -> PgResult<Vec<TargetEntry>> {
@@ -150,7 +172,7 @@ impl<'a> Analyzer<'a> {
             self.transform_with(w)?;
         }
         let rv = s.relation.as_ref().ok_or_else(|| PgError::internal("INSERT without relation"))?;
-        let (result_rte, rel) = self.target_relation(rv, "insert into")?;
+        let (result_rte, rel, view) = self.target_relation(rv, ViewDml::Insert)?;
         let ncols = rel.live_columns().count();
         let overriding_system = s.r#override == 3;
         let overriding_user = s.r#override == 2;
@@ -162,7 +184,10 @@ impl<'a> Analyzer<'a> {
             if !rt.indirection.is_empty() {
                 return Err(PgError::unsupported("INSERT into subfields or array elements"));
             }
-            let idx = self.column_index(&rel, &rt.name, rt.location)?;
+            let idx = match &view {
+                Some(t) => self.view_column(t, ViewDml::Insert, &rt.name, rt.location)?,
+                None => self.column_index(&rel, &rt.name, rt.location)?,
+            };
             if columns.contains(&idx) {
                 return Err(PgError::new(sqlstate::DUPLICATE_COLUMN, format!("column \"{}\" specified more than once", rt.name))
                     .with_position(pos(rt.location)));
@@ -173,9 +198,20 @@ impl<'a> Analyzer<'a> {
         let explicit_cols = !s.cols.is_empty();
         if !explicit_cols {
             // Without a column list, the values fill the leading columns.
-            let given = insert_source_width(s).unwrap_or(ncols).min(ncols);
-            columns = (0..given).collect();
-            col_locations = vec![-1; given];
+            match &view {
+                None => {
+                    let given = insert_source_width(s).unwrap_or(ncols).min(ncols);
+                    columns = (0..given).collect();
+                }
+                Some(t) => {
+                    let names = self.level_ref().rtable[t.view_rte].col_names.clone();
+                    let given = insert_source_width(s).unwrap_or(names.len()).min(names.len());
+                    for name in &names[..given] {
+                        columns.push(self.view_column(t, ViewDml::Insert, name, -1)?);
+                    }
+                }
+            }
+            col_locations = vec![-1; columns.len()];
         }
         let mut q = Query::new(CommandKind::Insert);
         q.result_rte = Some(result_rte);
@@ -278,10 +314,16 @@ impl<'a> Analyzer<'a> {
         // ON CONFLICT
         let mut on_conflict = None;
         if let Some(oc) = &s.on_conflict_clause {
+            if view.is_some() {
+                return Err(PgError::unsupported("INSERT ... ON CONFLICT on a view"));
+            }
             on_conflict = Some(self.transform_on_conflict(oc, &rel, result_rte)?);
         }
-        // RETURNING sees the target relation.
-        self.level().namespace.push(NsItem { rte: result_rte, rel_visible: true, cols_visible: true, lateral_only: false });
+        // RETURNING sees the target relation (or the view).
+        self.level().namespace.push(Self::target_namespace_item(result_rte, view.as_ref()));
+        if let Some(t) = &view {
+            q.view_checks = t.checks.clone();
+        }
         q.returning = self.transform_returning(&s.returning_list)?;
         let source_query = Box::new(Query::new(CommandKind::Select));
         q.insert = Some(InsertSpec { columns, source: source_query, on_conflict, overriding_system });
@@ -354,7 +396,7 @@ impl<'a> Analyzer<'a> {
         let base = self.level_ref().namespace.len();
         self.level().namespace.push(NsItem { rte: result_rte, rel_visible: true, cols_visible: true, lateral_only: false });
         self.level().namespace.push(NsItem { rte: ex_idx, rel_visible: true, cols_visible: false, lateral_only: false });
-        let set = self.transform_set_list(&oc.target_list, rel);
+        let set = self.transform_set_list(&oc.target_list, rel, None);
         let filter = match (&oc.where_clause, &set) {
             (Some(w), Ok(_)) => {
                 let e = self.transform_expr(w);
@@ -367,13 +409,16 @@ impl<'a> Analyzer<'a> {
     }
 
     /// UPDATE's SET list (also ON CONFLICT DO UPDATE SET).
-    fn transform_set_list(&mut self, list: &[Node], rel: &Relation) -> PgResult<Vec<(usize, Expr)>> {
+    fn transform_set_list(&mut self, list: &[Node], rel: &Relation, view: Option<&ViewTarget>) -> PgResult<Vec<(usize, Expr)>> {
         let mut out: Vec<(usize, Expr)> = Vec::new();
         self.level().agg_forbidden = Some("UPDATE");
         let mut multi_source: Option<Vec<Expr>> = None;
         for item in list {
             let Some(NodeEnum::ResTarget(rt)) = &item.node else { return Err(PgError::internal("SET item")) };
-            let col = self.column_index(rel, &rt.name, rt.location);
+            let col = match view {
+                Some(t) => self.view_column(t, ViewDml::Update, &rt.name, rt.location),
+                None => self.column_index(rel, &rt.name, rt.location),
+            };
             let col = match col {
                 Ok(c) => c,
                 Err(e) => {
@@ -402,9 +447,25 @@ impl<'a> Analyzer<'a> {
                         match &src.node {
                             Some(NodeEnum::RowExpr(r)) => multi_source = Some(self.transform_list(&r.args)?),
                             Some(NodeEnum::List(l)) => multi_source = Some(self.transform_list(&l.items)?),
+                            Some(NodeEnum::SubLink(sl)) => {
+                                // The raw parser writes an expression sublink;
+                                // here it stands for a whole row (MULTIEXPR).
+                                let mut multi = (**sl).clone();
+                                multi.sub_link_type = 6;
+                                let row = self.transform_expr(&Node { node: Some(NodeEnum::SubLink(Box::new(multi))) })?;
+                                let Expr::SubLink { query, .. } = &row else { return Err(PgError::internal("multiassign subquery")) };
+                                let types: Vec<SqlType> = query.output().map(|t| t.expr.ty()).collect();
+                                if types.len() != m.ncolumns as usize {
+                                    self.level().agg_forbidden = None;
+                                    return Err(PgError::syntax("number of columns does not match number of values").with_position(pos(rt.location)));
+                                }
+                                multi_source = Some(
+                                    types.into_iter().enumerate().map(|(i, ty)| Expr::FieldSelect { arg: Box::new(row.clone()), field: i, ty }).collect(),
+                                );
+                            }
                             _ => {
                                 self.level().agg_forbidden = None;
-                                return Err(PgError::unsupported("UPDATE ... SET (columns) = (subquery)"));
+                                return Err(PgError::unsupported("this form of UPDATE ... SET (columns) = ..."));
                             }
                         }
                         if multi_source.as_ref().map(|v| v.len()).unwrap_or(0) != m.ncolumns as usize {
@@ -448,11 +509,11 @@ impl<'a> Analyzer<'a> {
             self.transform_with(w)?;
         }
         let rv = s.relation.as_ref().ok_or_else(|| PgError::internal("UPDATE without relation"))?;
-        let (result_rte, rel) = self.target_relation(rv, "update")?;
+        let (result_rte, rel, view) = self.target_relation(rv, ViewDml::Update)?;
         let mut q = Query::new(CommandKind::Update);
         q.result_rte = Some(result_rte);
         q.from.push(FromItem::Rte(result_rte));
-        self.level().namespace.push(NsItem { rte: result_rte, rel_visible: true, cols_visible: true, lateral_only: false });
+        self.level().namespace.push(Self::target_namespace_item(result_rte, view.as_ref()));
         for item in &s.from_clause {
             let (fi, items) = self.transform_from_item(item)?;
             self.level().namespace.extend(items);
@@ -464,8 +525,12 @@ impl<'a> Analyzer<'a> {
             self.level().agg_forbidden = None;
             q.quals = Some(self.coerce_to_boolean(e?, "WHERE", expr_location(w))?);
         }
-        q.update_set = self.transform_set_list(&s.target_list, &rel)?;
+        q.quals = Self::with_view_quals(q.quals.take(), view.as_ref());
+        q.update_set = self.transform_set_list(&s.target_list, &rel, view.as_ref())?;
         q.returning = self.transform_returning(&s.returning_list)?;
+        if let Some(t) = &view {
+            q.view_checks = t.checks.clone();
+        }
         Ok(q)
     }
 
@@ -482,11 +547,11 @@ impl<'a> Analyzer<'a> {
             self.transform_with(w)?;
         }
         let rv = s.relation.as_ref().ok_or_else(|| PgError::internal("DELETE without relation"))?;
-        let (result_rte, _rel) = self.target_relation(rv, "delete from")?;
+        let (result_rte, _rel, view) = self.target_relation(rv, ViewDml::Delete)?;
         let mut q = Query::new(CommandKind::Delete);
         q.result_rte = Some(result_rte);
         q.from.push(FromItem::Rte(result_rte));
-        self.level().namespace.push(NsItem { rte: result_rte, rel_visible: true, cols_visible: true, lateral_only: false });
+        self.level().namespace.push(Self::target_namespace_item(result_rte, view.as_ref()));
         for item in &s.using_clause {
             let (fi, items) = self.transform_from_item(item)?;
             self.level().namespace.extend(items);
@@ -498,6 +563,7 @@ impl<'a> Analyzer<'a> {
             self.level().agg_forbidden = None;
             q.quals = Some(self.coerce_to_boolean(e?, "WHERE", expr_location(w))?);
         }
+        q.quals = Self::with_view_quals(q.quals.take(), view.as_ref());
         q.returning = self.transform_returning(&s.returning_list)?;
         Ok(q)
     }

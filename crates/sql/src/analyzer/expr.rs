@@ -375,6 +375,18 @@ impl<'a> Analyzer<'a> {
         match e.kind {
             // AEXPR_OP
             1 => {
+                // (a, b) op (SELECT x, y): PostgreSQL's ROWCOMPARE sublink.
+                if let (Some(NodeEnum::RowExpr(_)), Some(NodeEnum::SubLink(sl))) =
+                    (e.lexpr.as_deref().and_then(|n| n.node.as_ref()), e.rexpr.as_deref().and_then(|n| n.node.as_ref()))
+                {
+                    if sl.sub_link_type == 5 {
+                        let mut rc = (**sl).clone();
+                        rc.sub_link_type = 4;
+                        rc.testexpr = e.lexpr.clone();
+                        rc.oper_name = e.name.clone();
+                        return self.transform_sublink(&rc);
+                    }
+                }
                 let l = self.transform_opt(&e.lexpr)?;
                 let r = self.transform_opt(&e.rexpr)?;
                 // Row comparisons: (a, b) op (c, d)
@@ -1000,8 +1012,28 @@ impl<'a> Analyzer<'a> {
                 .with_hint("To call a procedure, use CALL.")
                 .with_position(pos(f.location)));
         }
+        if proc.retset {
+            self.check_srf_placement(f.location)?;
+        }
         let func = self.func_ref(proc, f.location)?;
         Ok(Expr::Func { func, args: coerced, ty: ret_ty })
+    }
+
+    /// Set-returning functions run only where a row can multiply
+    /// (check_srf_call_placement); elsewhere PostgreSQL refuses them when
+    /// the query is analyzed, not when the call is reached.
+    fn check_srf_placement(&self, location: i32) -> PgResult<()> {
+        if self.level_ref().in_agg {
+            return Err(PgError::new(sqlstate::FEATURE_NOT_SUPPORTED, "aggregate function calls cannot contain set-returning function calls")
+                .with_hint("You might be able to move the set-returning function into a LATERAL FROM item.")
+                .with_position(pos(location)));
+        }
+        match self.level_ref().agg_forbidden {
+            Some(clause @ ("WHERE" | "JOIN conditions" | "UPDATE" | "check constraints" | "DEFAULT expressions" | "index expressions")) => {
+                Err(PgError::new(sqlstate::FEATURE_NOT_SUPPORTED, format!("set-returning functions are not allowed in {clause}")).with_position(pos(location)))
+            }
+            _ => Ok(()),
+        }
     }
 
     /// Calls whose analysis PostgreSQL special-cases.
@@ -1198,11 +1230,18 @@ impl<'a> Analyzer<'a> {
             3 => SubLinkKind::Any,
             5 => SubLinkKind::Expr,
             7 => SubLinkKind::Array,
-            4 => return Err(PgError::unsupported("row comparison with a subquery")),
+            // (a, b) op (SELECT x, y): compare with the subquery's one row.
+            4 => return self.row_compare_sublink(s, query, outputs),
+            // SET (a, b) = (SELECT ...): the row, taken apart by the caller.
+            6 => {
+                let ty = t(oid::RECORD);
+                return Ok(Expr::SubLink { kind: SubLinkKind::Row, test: None, op: None, query: Box::new(query), ty });
+            }
             _ => return Err(PgError::unsupported("this kind of subquery")),
         };
         match kind {
             SubLinkKind::Exists => Ok(Expr::SubLink { kind, test: None, op: None, query: Box::new(query), ty: t(oid::BOOL) }),
+            SubLinkKind::Row => unreachable!("row sublinks return above"),
             SubLinkKind::Expr | SubLinkKind::Array => {
                 if outputs.len() != 1 {
                     return Err(PgError::syntax(if outputs.len() > 1 { "subquery must return only one column" } else { "subquery must return a column" })
@@ -1252,6 +1291,22 @@ impl<'a> Analyzer<'a> {
                 Ok(Expr::SubLink { kind, test: Some(Box::new(test)), op: Some(func), query: Box::new(query), ty: t(oid::BOOL) })
             }
         }
+    }
+
+    fn row_compare_sublink(&mut self, s: &pb::SubLink, query: crate::query::Query, outputs: Vec<SqlType>) -> PgResult<Expr> {
+        let test = s.testexpr.as_deref().ok_or_else(|| PgError::internal("row comparison without left side"))?;
+        let left = match &test.node {
+            Some(NodeEnum::RowExpr(r)) => self.transform_list(&r.args)?,
+            _ => vec![self.transform_expr(test)?],
+        };
+        if left.len() != outputs.len() {
+            return Err(PgError::syntax(if left.len() < outputs.len() { "subquery has too many columns" } else { "subquery has too few columns" })
+                .with_position(pos(s.location)));
+        }
+        let opname = s.oper_name.last().and_then(node_string).unwrap_or("=").to_string();
+        let row = Expr::SubLink { kind: SubLinkKind::Row, test: None, op: None, query: Box::new(query), ty: t(oid::RECORD) };
+        let right = outputs.iter().enumerate().map(|(i, &ty)| Expr::FieldSelect { arg: Box::new(row.clone()), field: i, ty }).collect();
+        self.row_compare(&opname, left, right, s.location)
     }
 
     /// Coerces an expression of an already-analyzed subquery (no level context needed for casts).

@@ -11,6 +11,7 @@ pub mod coerce;
 mod dml;
 mod expr;
 mod select;
+mod updatable;
 pub mod types;
 
 use std::cell::RefCell;
@@ -149,7 +150,18 @@ impl<'a> Analyzer<'a> {
     pub fn creation_namespace(&self, schema: Option<&str>, temp: bool) -> PgResult<Oid> {
         let cat = self.env.catalog;
         if temp {
-            return self.env.temp_namespace.ok_or_else(|| PgError::internal("no temporary schema"));
+            let temp_nsp = self.env.temp_namespace.ok_or_else(|| PgError::internal("no temporary schema"))?;
+            if let Some(s) = schema.filter(|s| *s != "pg_temp") {
+                let named = cat
+                    .namespace_by_name
+                    .get(s)
+                    .copied()
+                    .ok_or_else(|| PgError::new(sqlstate::INVALID_SCHEMA_NAME, format!("schema \"{s}\" does not exist")))?;
+                if named != temp_nsp {
+                    return Err(PgError::new(sqlstate::INVALID_TABLE_DEFINITION, "cannot create temporary relation in non-temporary schema"));
+                }
+            }
+            return Ok(temp_nsp);
         }
         if let Some(s) = schema {
             if s == "pg_temp" {

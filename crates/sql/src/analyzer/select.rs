@@ -112,6 +112,7 @@ impl<'a> Analyzer<'a> {
         }
         self.transform_limits(stmt, &mut q)?;
         if !stmt.locking_clause.is_empty() {
+            self.check_locked_rels(&stmt.locking_clause)?;
             q.row_lock = true;
             if q.has_aggs || !q.group_by.is_empty() || self.level_ref().has_aggs {
                 return Err(PgError::new(
@@ -125,6 +126,32 @@ impl<'a> Analyzer<'a> {
             self.check_grouping(&q)?;
         }
         Ok(q)
+    }
+
+    /// FOR UPDATE OF names must be FROM items of this query.
+    fn check_locked_rels(&self, clauses: &[Node]) -> PgResult<()> {
+        for c in clauses {
+            let Some(NodeEnum::LockingClause(lc)) = &c.node else { continue };
+            let strength = match lc.strength {
+                1 => "FOR KEY SHARE",
+                2 => "FOR SHARE",
+                3 => "FOR NO KEY UPDATE",
+                _ => "FOR UPDATE",
+            };
+            for r in &lc.locked_rels {
+                let Some(NodeEnum::RangeVar(rv)) = &r.node else { continue };
+                let level = self.level_ref();
+                let found = level.namespace.iter().any(|ns| ns.rel_visible && level.rtable[ns.rte].alias == rv.relname);
+                if !found {
+                    return Err(PgError::new(
+                        sqlstate::UNDEFINED_TABLE,
+                        format!("relation \"{}\" in {strength} clause not found in FROM clause", rv.relname),
+                    )
+                    .with_position(pos(rv.location)));
+                }
+            }
+        }
+        Ok(())
     }
 
     fn transform_limits(&mut self, stmt: &pb::SelectStmt, q: &mut Query) -> PgResult<()> {
@@ -238,6 +265,7 @@ impl<'a> Analyzer<'a> {
                 let q = self.analyze_select_stmt(&sel);
                 self.levels = saved_levels;
                 let mut q = q?;
+                q.expanded_view = Some(rel.oid);
                 // Output column names are the view's (which may have been renamed).
                 let names: Vec<String> = rel.live_columns().map(|(_, c)| c.name.clone()).collect();
                 for (t, n) in q.targets.iter_mut().filter(|t| !t.junk).zip(names.iter()) {

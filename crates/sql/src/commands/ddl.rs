@@ -195,6 +195,11 @@ fn new_relation(oid: Oid, name: &str, namespace: Oid, kind: RelKind, persistence
 /// Which relations a view's query reads (for DROP dependencies).
 fn query_relations(q: &crate::query::Query, out: &mut Vec<Oid>) {
     use crate::query::RteKind;
+    if let Some(v) = q.expanded_view {
+        if !out.contains(&v) {
+            out.push(v);
+        }
+    }
     for rte in &q.rtable {
         match &rte.kind {
             RteKind::Relation(r) => {
@@ -241,6 +246,18 @@ struct SerialSpec {
 
 // ---------------------------------------------------------------- CREATE TABLE
 
+/// Whether CREATE TABLE of `rv` would find its name taken (CREATE TABLE AS
+/// IF NOT EXISTS skips filling a table it did not create).
+pub(crate) fn table_name_taken(s: &mut SqlSession, rv: &pb::RangeVar, sql: &str) -> PgResult<bool> {
+    let temp = rv.relpersistence == "t";
+    if temp {
+        ensure_temp_namespace(s)?;
+    }
+    let d = Ddl::new(s, sql)?;
+    let nsp = d.namespace_for(rv, temp)?;
+    Ok(d.relation_name_taken(nsp, &rv.relname))
+}
+
 pub fn create_table(s: &mut SqlSession, stmt: &pb::CreateStmt, sql: &str) -> PgResult<()> {
     let rv = stmt.relation.as_ref().ok_or_else(|| PgError::internal("CREATE TABLE without name"))?;
     let temp = rv.relpersistence == "t";
@@ -252,6 +269,14 @@ pub fn create_table(s: &mut SqlSession, stmt: &pb::CreateStmt, sql: &str) -> PgR
     }
     if stmt.of_typename.is_some() {
         return Err(PgError::unsupported("typed tables (OF type)"));
+    }
+    let on_commit = match stmt.oncommit {
+        x if x == pb::OnCommitAction::OncommitDeleteRows as i32 => Some(crate::session::OnCommit::DeleteRows),
+        x if x == pb::OnCommitAction::OncommitDrop as i32 => Some(crate::session::OnCommit::Drop),
+        _ => None,
+    };
+    if on_commit.is_some() && !temp {
+        return Err(PgError::new(sqlstate::INVALID_TABLE_DEFINITION, "ON COMMIT can only be used on temporary tables"));
     }
     if temp {
         ensure_temp_namespace(s)?;
@@ -406,6 +431,9 @@ pub fn create_table(s: &mut SqlSession, stmt: &pb::CreateStmt, sql: &str) -> PgR
         d.create_relation(&rel)?;
         for idx in &new_indexes {
             d.create_relation(idx)?;
+        }
+        if let Some(action) = on_commit {
+            s.on_commit.borrow_mut().push((rel.oid, action));
         }
     }
     s.reload_txn_catalog()
@@ -1167,8 +1195,24 @@ pub fn create_view(s: &mut SqlSession, stmt: &pb::ViewStmt, sql: &str) -> PgResu
             Some(NodeEnum::SelectStmt(sel)) => sel.clone(),
             _ => return Err(PgError::internal("view without SELECT")),
         };
-        if stmt.with_check_option > 1 {
-            return Err(PgError::unsupported("WITH CHECK OPTION"));
+        // WITH [LOCAL | CASCADED] CHECK OPTION, or WITH (check_option = ...).
+        let mut check_option = match stmt.with_check_option {
+            x if x == pb::ViewCheckOption::LocalCheckOption as i32 => Some("local".to_string()),
+            x if x == pb::ViewCheckOption::CascadedCheckOption as i32 => Some("cascaded".to_string()),
+            _ => None,
+        };
+        for o in &stmt.options {
+            let Some(NodeEnum::DefElem(de)) = &o.node else { continue };
+            let value = def_elem_value(de).unwrap_or_default().to_lowercase();
+            match (de.defname.as_str(), value.as_str()) {
+                ("check_option", "local" | "cascaded") => check_option = Some(value),
+                ("check_option", _) => {
+                    return Err(PgError::new(sqlstate::INVALID_PARAMETER_VALUE, "invalid value for enum option \"check_option\": ".to_string() + &value)
+                        .with_detail("Valid values are \"local\" and \"cascaded\"."))
+                }
+                ("security_barrier" | "security_invoker", _) => {}
+                (other, _) => return Err(PgError::new(sqlstate::INVALID_PARAMETER_VALUE, format!("unrecognized parameter \"{other}\""))),
+            }
         }
         let q = {
             let settings = d.s.settings.borrow();
@@ -1230,13 +1274,13 @@ pub fn create_view(s: &mut SqlSession, stmt: &pb::ViewStmt, sql: &str) -> PgResu
             }
             let mut updated = (**existing).clone();
             updated.columns = cols;
-            updated.view = Some(ViewInfo { query: text, check_option: None, depends_on: depends });
+            updated.view = Some(ViewInfo { query: text, check_option, depends_on: depends });
             d.put(&updated)?;
         } else {
             let oid = d.oid()?;
             let mut view = new_relation(oid, &rv.relname, nsp, RelKind::View, if temp { 't' } else { 'p' }, 10);
             view.columns = cols;
-            view.view = Some(ViewInfo { query: text, check_option: None, depends_on: depends });
+            view.view = Some(ViewInfo { query: text, check_option, depends_on: depends });
             d.create_relation(&view)?;
         }
     }
@@ -1531,8 +1575,61 @@ pub fn drop(s: &mut SqlSession, stmt: &pb::DropStmt, sql: &str) -> PgResult<()> 
             }
             Ok(())
         }
-        _ => Err(PgError::unsupported(format!("DROP of this object type"))),
+        k if k == pb::ObjectType::ObjectFunction as i32
+            || k == pb::ObjectType::ObjectProcedure as i32
+            || k == pb::ObjectType::ObjectRoutine as i32
+            || k == pb::ObjectType::ObjectAggregate as i32 =>
+        {
+            drop_routine(s, stmt, k)
+        }
+        _ => Err(PgError::unsupported("DROP of this object type")),
     }
+}
+
+/// DROP FUNCTION / PROCEDURE / ROUTINE / AGGREGATE. Tusk has no
+/// user-defined routines yet, so a name either is a built-in, which the
+/// system needs, or names nothing.
+fn drop_routine(s: &mut SqlSession, stmt: &pb::DropStmt, kind: i32) -> PgResult<()> {
+    let noun = match kind {
+        k if k == pb::ObjectType::ObjectProcedure as i32 => "procedure",
+        k if k == pb::ObjectType::ObjectAggregate as i32 => "aggregate",
+        k if k == pb::ObjectType::ObjectRoutine as i32 => "routine",
+        _ => "function",
+    };
+    let b = crate::catalog::builtins();
+    for obj in &stmt.objects {
+        let Some(NodeEnum::ObjectWithArgs(o)) = &obj.node else { continue };
+        let parts: Vec<&str> = o.objname.iter().filter_map(ident).collect();
+        let name = parts.join(".");
+        let mut arg_types = Vec::new();
+        for a in &o.objargs {
+            let Some(NodeEnum::TypeName(tn)) = &a.node else { continue };
+            arg_types.push(crate::analyzer::types::resolve_type_name(b, tn)?.oid);
+        }
+        let shown = format!(
+            "{}({})",
+            name,
+            arg_types.iter().map(|&t| crate::analyzer::types::format_type(b, t, -1)).collect::<Vec<_>>().join(", ")
+        );
+        let base = parts.last().copied().unwrap_or("");
+        let schema_ok = parts.len() < 2 || parts[parts.len() - 2] == "pg_catalog";
+        let builtin = schema_ok
+            && b.procs_by_name.get(base).is_some_and(|oids| {
+                oids.iter().any(|oid| o.args_unspecified || b.procs[oid].argtypes == arg_types)
+            });
+        if builtin {
+            return Err(PgError::new(
+                sqlstate::DEPENDENT_OBJECTS_STILL_EXIST,
+                format!("cannot drop {noun} {shown} because it is required by the database system"),
+            ));
+        }
+        if stmt.missing_ok {
+            notice(s, format!("{noun} {shown} does not exist, skipping"));
+            continue;
+        }
+        return Err(PgError::new(sqlstate::UNDEFINED_FUNCTION, format!("{noun} {shown} does not exist")));
+    }
+    Ok(())
 }
 
 /// Removes a relation (and what goes with it) from the catalog; its data is

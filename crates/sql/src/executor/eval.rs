@@ -364,6 +364,18 @@ fn eval_subplan(sp: &SubPlan, row: &[Datum], cx: &ExecCx, case_value: Option<&Da
                 }
             }
         }
+        SubLinkKind::Row => match node.next(&sub_cx)? {
+            None => SubPlanCache::Value(Datum::Null),
+            Some(r) => {
+                if node.next(&sub_cx)?.is_some() {
+                    return Err(PgError::new(
+                        sqlstate::CARDINALITY_VIOLATION,
+                        "more than one row returned by a subquery used as an expression",
+                    ));
+                }
+                SubPlanCache::Value(Datum::Record(Arc::new(r)))
+            }
+        },
         SubLinkKind::Array => {
             let mut vals = Vec::new();
             while let Some(mut r) = node.next(&sub_cx)? {

@@ -141,13 +141,15 @@ pub fn build(plan: &Plan, cx: &ExecCx) -> PgResult<Box<dyn Node>> {
         }
         Plan::WorkTable { id } => Box::new(WorkTableNode { id: *id, rows: None, pos: 0 }),
         Plan::Materialize { input } => Box::new(MaterializeNode { input: Some(build(input, cx)?), rows: Vec::new(), pos: 0 }),
-        Plan::Modify { kind, rel, input, update_cols, on_conflict, returning, old_width, recheck } => Box::new(modify::ModifyNode::new(
+        Plan::Modify { kind, rel, input, update_cols, on_conflict, returning, returning_input, view_checks, old_width, recheck } => Box::new(modify::ModifyNode::new(
             *kind,
             rel.clone(),
             build(input, cx)?,
             update_cols.clone(),
             on_conflict.clone(),
             returning.clone(),
+            *returning_input,
+            view_checks.clone(),
             *old_width,
             recheck.clone(),
         )?),

@@ -346,6 +346,8 @@ pub struct ModifyNode {
     update_cols: Vec<usize>,
     on_conflict: Option<OnConflictPlan>,
     returning: Vec<Expr>,
+    returning_input: Option<usize>,
+    view_checks: Vec<(String, Expr)>,
     old_width: usize,
     recheck: Option<Recheck>,
     writer: Writer,
@@ -363,6 +365,8 @@ impl ModifyNode {
         update_cols: Vec<usize>,
         on_conflict: Option<OnConflictPlan>,
         returning: Vec<Expr>,
+        returning_input: Option<usize>,
+        view_checks: Vec<(String, Expr)>,
         old_width: usize,
         recheck: Option<Recheck>,
     ) -> PgResult<ModifyNode> {
@@ -373,6 +377,8 @@ impl ModifyNode {
             update_cols,
             on_conflict,
             returning,
+            returning_input,
+            view_checks,
             old_width,
             recheck,
             writer: Writer { infos: HashMap::new() },
@@ -381,7 +387,35 @@ impl ModifyNode {
         })
     }
 
+    /// Counts a changed row and computes its RETURNING values; `input` is
+    /// the statement's input row, whose joined part RETURNING may read.
+    fn emit_joined(&self, row: &[Datum], input: &[Datum], out: &mut Vec<Row>, cx: &ExecCx) -> PgResult<()> {
+        match self.returning_input {
+            Some(at) if !self.returning.is_empty() => {
+                let mut joined = row.to_vec();
+                joined.extend_from_slice(&input[at..]);
+                self.emit(&joined, out, cx)
+            }
+            _ => self.emit(row, out, cx),
+        }
+    }
+
+    /// WITH CHECK OPTION: a new row written through a view must be visible
+    /// through it (a NULL condition fails, as in ExecWithCheckOptions).
+    fn check_view_options(&self, rel: &Relation, row: &[Datum], cx: &ExecCx) -> PgResult<()> {
+        for (view, cond) in &self.view_checks {
+            if !matches!(eval(cond, row, cx)?, Datum::Bool(true)) {
+                return Err(PgError::new(sqlstate::WITH_CHECK_OPTION_VIOLATION, format!("new row violates check option for view \"{view}\""))
+                    .with_detail(format!("Failing row contains ({}).", row_text(rel, row, cx))));
+            }
+        }
+        Ok(())
+    }
+
     fn emit(&self, row: &[Datum], out: &mut Vec<Row>, cx: &ExecCx) -> PgResult<()> {
+        if !self.view_checks.is_empty() {
+            self.check_view_options(&self.rel, row, cx)?;
+        }
         cx.state.modified.set(cx.state.modified.get() + 1);
         if !self.returning.is_empty() {
             let mut r = Vec::with_capacity(self.returning.len());
@@ -444,7 +478,7 @@ impl ModifyNode {
                         }
                     }
                     self.writer.update_row(&info, key, &latest, new.clone(), cx, 0)?;
-                    self.emit(&new, &mut out, cx)?;
+                    self.emit_joined(&new, &row, &mut out, cx)?;
                 }
             }
             ModifyKind::Delete => {
@@ -468,7 +502,7 @@ impl ModifyNode {
                     }
                     self.writer.fks_in(&info, &latest, None, cx, 0)?;
                     info.table.delete(&latest, key, cx)?;
-                    self.emit(&latest, &mut out, cx)?;
+                    self.emit_joined(&latest, &row, &mut out, cx)?;
                 }
             }
         }

@@ -881,6 +881,12 @@ impl<'a> Planner<'a> {
 
     // ---------------------------------------------------------------- INSERT / UPDATE / DELETE
 
+    /// WITH CHECK OPTION conditions, over the new row of the target table.
+    fn plan_view_checks(&mut self, q: &Query, result_rte: usize, ncols: usize) -> PgResult<Vec<(String, Expr)>> {
+        let layout = Layout::single(result_rte, ncols, false);
+        q.view_checks.iter().map(|(v, e)| Ok((v.clone(), self.set_refs(e.clone(), &layout)?))).collect()
+    }
+
     fn plan_modify(&mut self, q: &Query) -> PgResult<Plan> {
         let result_rte = q.result_rte.ok_or_else(|| PgError::internal("DML without target"))?;
         let RteKind::Relation(rel) = &q.rtable[result_rte].kind else { return Err(PgError::internal("DML target")) };
@@ -928,6 +934,8 @@ impl<'a> Planner<'a> {
                     update_cols: vec![],
                     on_conflict,
                     returning,
+                    returning_input: None,
+                    view_checks: self.plan_view_checks(q, result_rte, ncols)?,
                     old_width: 0,
                     recheck: None,
                 })
@@ -947,9 +955,37 @@ impl<'a> Planner<'a> {
                     update_cols.push(*c);
                     exprs.push(self.set_refs(e.clone(), &layout)?);
                 }
-                let input = Plan::Project { input: plan.boxed(), exprs };
                 let new_layout = Layout::single(result_rte, ncols, false);
-                let returning = q.returning.iter().map(|t| self.set_refs(t.expr.clone(), &new_layout)).collect::<PgResult<Vec<_>>>()?;
+                // RETURNING may name the other FROM items (UPDATE ... FROM,
+                // DELETE ... USING): their columns then ride along after the
+                // SET values, and RETURNING reads (new or old target row ++
+                // the joined row).
+                let returning_input = if q.from.len() > 1 && !q.returning.is_empty() {
+                    let at = exprs.len();
+                    let mut types = vec![SqlType::new(oid::TEXT); layout.width];
+                    for (&rte, &(off, n, key)) in &layout.entries {
+                        for i in 0..n {
+                            types[off + i] = q.rtable[rte].col_types[i];
+                        }
+                        if let Some(k) = key {
+                            types[k] = SqlType::new(oid::BYTEA);
+                        }
+                    }
+                    exprs.extend(types.into_iter().enumerate().map(|(i, t)| Expr::Column(i, t)));
+                    Some(at)
+                } else {
+                    None
+                };
+                let returning_layout = match returning_input {
+                    Some(_) => {
+                        let mut l = Layout::concat(&Layout { entries: HashMap::new(), width: ncols }, &layout);
+                        l.entries.insert(result_rte, (0, ncols, None));
+                        l
+                    }
+                    None => Layout::single(result_rte, ncols, false),
+                };
+                let input = Plan::Project { input: plan.boxed(), exprs };
+                let returning = q.returning.iter().map(|t| self.set_refs(t.expr.clone(), &returning_layout)).collect::<PgResult<Vec<_>>>()?;
                 let kind = if q.command == CommandKind::Update { ModifyKind::Update } else { ModifyKind::Delete };
                 // Statements reading only their target can be re-evaluated on a
                 // concurrently updated row.
@@ -963,7 +999,8 @@ impl<'a> Planner<'a> {
                 } else {
                     None
                 };
-                Ok(Plan::Modify { kind, rel, input: input.boxed(), update_cols, on_conflict: None, returning, old_width: ncols + 1, recheck })
+                let view_checks = self.plan_view_checks(q, result_rte, ncols)?;
+                Ok(Plan::Modify { kind, rel, input: input.boxed(), update_cols, on_conflict: None, returning, returning_input, view_checks, old_width: ncols + 1, recheck })
             }
             CommandKind::Select => unreachable!(),
         }
