@@ -94,12 +94,32 @@ pub fn parse_with(sql: &str, standard_conforming_strings: bool) -> PgResult<Vec<
     check_numeric_junk(sql)?;
     let mut out = Vec::with_capacity(parsed.stmts.len());
     for raw in parsed.stmts {
-        let Some(node) = raw.stmt.and_then(|n| n.node) else { continue };
+        let Some(mut node) = raw.stmt.and_then(|n| n.node) else { continue };
+        if let NodeEnum::SelectStmt(sel) = node {
+            node = if sel.into_clause.is_some() { select_into_as_create(*sel)? } else { NodeEnum::SelectStmt(sel) };
+        }
         let location = raw.stmt_location.max(0) as usize;
         let len = if raw.stmt_len == 0 { sql.len().saturating_sub(location) } else { raw.stmt_len as usize };
         out.push(ParsedStatement { node, location, len });
     }
     Ok(out)
+}
+
+/// SELECT ... INTO target is CREATE TABLE target AS SELECT ... in disguise;
+/// the parser hands it on in that form.
+fn select_into_as_create(mut select: protobuf::SelectStmt) -> PgResult<NodeEnum> {
+    let into = select.into_clause.take().ok_or_else(|| PgError::internal("SELECT INTO without a target"))?;
+    if select.op != protobuf::SetOperation::SetopNone as i32 {
+        // PostgreSQL allows INTO only in the first arm and reports it as here.
+        return Err(PgError::new(sqlstate::SYNTAX_ERROR, "SELECT ... INTO is not allowed here"));
+    }
+    Ok(NodeEnum::CreateTableAsStmt(Box::new(protobuf::CreateTableAsStmt {
+        query: Some(Box::new(protobuf::Node { node: Some(NodeEnum::SelectStmt(Box::new(select))) })),
+        into: Some(into),
+        objtype: protobuf::ObjectType::ObjectTable as i32,
+        is_select_into: true,
+        if_not_exists: false,
+    })))
 }
 
 /// libpg_query reports every error of the raw parser; most are syntax

@@ -60,6 +60,16 @@ pub struct SqlSession {
     /// level is fixed.
     snapshot_taken: Cell<bool>,
     pub in_block: Cell<bool>,
+    /// Temporary tables created ON COMMIT DELETE ROWS / DROP, acted on at
+    /// every commit while they exist.
+    pub on_commit: RefCell<Vec<(Oid, OnCommit)>>,
+}
+
+/// What a temporary table's ON COMMIT clause asks for at commit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OnCommit {
+    DeleteRows,
+    Drop,
 }
 
 /// Microseconds since 2000-01-01 UTC, PostgreSQL's timestamp epoch.
@@ -97,6 +107,7 @@ impl SqlSession {
             txn_catalog: None,
             pending_drops: RefCell::new(Vec::new()),
             pending_seq_drops: RefCell::new(Vec::new()),
+            on_commit: RefCell::new(Vec::new()),
             settings_at_begin: RefCell::new(None),
             local_settings: RefCell::new(Vec::new()),
             cluster_changed: false,
@@ -184,6 +195,10 @@ impl SqlSession {
     }
 
     pub fn commit(&mut self) -> PgResult<()> {
+        if self.txn.is_none() {
+            return Ok(());
+        }
+        self.run_on_commit_actions()?;
         let Some(txn) = self.txn.take() else { return Ok(()) };
         let ddl = self.txn_catalog.take().is_some();
         let drops = std::mem::take(&mut *self.pending_drops.borrow_mut());
@@ -206,6 +221,32 @@ impl SqlSession {
             self.end_settings_transaction(false);
         }
         result
+    }
+
+    /// ON COMMIT DELETE ROWS empties the table and ON COMMIT DROP drops it,
+    /// inside the committing transaction, as PreCommit_on_commit_actions
+    /// does. A transaction that wrote nothing cannot have filled the table,
+    /// so it skips the truncation.
+    fn run_on_commit_actions(&mut self) -> PgResult<()> {
+        if self.on_commit.borrow().is_empty() {
+            return Ok(());
+        }
+        let catalog = self.catalog()?;
+        let wrote = self.txn.as_ref().is_some_and(|t| t.has_writes());
+        let actions: Vec<(Oid, OnCommit)> = self.on_commit.borrow().iter().copied().filter(|(rel, _)| catalog.relation(*rel).is_some()).collect();
+        *self.on_commit.borrow_mut() = actions.clone();
+        for (rel, action) in actions {
+            let Some(r) = catalog.relation(rel) else { continue };
+            let sql = match action {
+                OnCommit::DeleteRows if wrote => format!("TRUNCATE pg_temp.{}", crate::functions::quote_ident(&r.name)),
+                OnCommit::DeleteRows => continue,
+                OnCommit::Drop => format!("DROP TABLE pg_temp.{}", crate::functions::quote_ident(&r.name)),
+            };
+            for stmt in crate::parser::parse(&sql)? {
+                crate::commands::execute_utility(self, &stmt, &sql)?;
+            }
+        }
+        Ok(())
     }
 
     /// Settings are transactional: SET in a rolled-back transaction is

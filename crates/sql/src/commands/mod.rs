@@ -3,6 +3,7 @@
 //! query. Transaction control and prepared statements belong to the
 //! protocol session (tusk-server), which owns the transaction block.
 
+pub mod create_as;
 pub mod ddl;
 pub mod naming;
 pub mod sequence;
@@ -80,7 +81,10 @@ pub(crate) fn execute_ddl_node(s: &mut SqlSession, node: &NodeEnum, sql: &str) -
             ddl::create_table(s, c, sql)?;
             UtilityResult::tag("CREATE TABLE")
         }
-        NodeEnum::CreateTableAsStmt(_) => Err(PgError::unsupported("CREATE TABLE AS")),
+        NodeEnum::CreateTableAsStmt(c) => match create_as::create_table_as(s, c, sql)? {
+            Some(rows) => UtilityResult::tag(&format!("SELECT {rows}")),
+            None => UtilityResult::tag(if c.is_select_into { "SELECT 0" } else { "CREATE TABLE AS" }),
+        },
         NodeEnum::IndexStmt(i) => {
             ddl::create_index(s, i, sql)?;
             UtilityResult::tag("CREATE INDEX")
@@ -217,6 +221,9 @@ fn check_relations_exist(s: &SqlSession, rels: &[Node], sql: &str) -> PgResult<(
 
 /// The command tag PostgreSQL reports for a statement.
 pub fn command_tag(node: &NodeEnum) -> String {
+    if let NodeEnum::CreateTableAsStmt(c) = node {
+        return if c.is_select_into { "SELECT INTO" } else { "CREATE TABLE AS" }.to_string();
+    }
     let dbg = format!("{node:?}");
     let name = dbg.split('(').next().unwrap_or("");
     let words = match name {
@@ -270,12 +277,13 @@ fn set_value_text(name: &str, args: &[Node]) -> PgResult<String> {
             Some(NodeEnum::TypeCast(tc)) => {
                 // SET TIME ZONE INTERVAL '...' HOUR TO MINUTE
                 let inner = tc.arg.as_deref().and_then(const_text).unwrap_or_default();
-                let iv = tusk_types::datetime::interval_in(&inner, -1, tusk_types::datetime::IntervalStyle::Postgres)
-                    .map_err(|_| PgError::new(sqlstate::INVALID_PARAMETER_VALUE, format!("invalid interval value for time zone: \"{inner}\"")))?;
-                let secs = iv.micros / 1_000_000 + iv.days as i64 * 86400;
-                let sign = if secs < 0 { "-" } else { "+" };
-                let a = secs.abs();
-                format!("{}{:02}:{:02}:{:02}", sign, a / 3600, (a % 3600) / 60, a % 60)
+                // An interval offset counts east of UTC, unlike a POSIX
+                // offset string, so hand it on in the form check_timezone
+                // reads as an interval.
+                if !name.eq_ignore_ascii_case("timezone") {
+                    return Err(PgError::syntax(format!("invalid value for parameter \"{name}\"")));
+                }
+                format!("interval '{}'", inner.replace('\'', "''"))
             }
             _ => return Err(PgError::syntax(format!("invalid value for parameter \"{name}\""))),
         };

@@ -231,17 +231,42 @@ fn dsqrt(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
     }
     f8(v.sqrt())
 }
-extern "C" {
-    /// The C library's cbrt, which PostgreSQL calls: it is not correctly
-    /// rounded (cbrt(27) = 3.0000000000000004) and Rust's own is, so
-    /// calling Rust's would print different digits than PostgreSQL.
-    #[link_name = "cbrt"]
-    fn libc_cbrt(x: f64) -> f64;
+/// The C library's cbrt, which PostgreSQL calls: it is not correctly
+/// rounded (cbrt(27) = 3.0000000000000004) and Rust's is, so calling Rust's
+/// would print different digits than PostgreSQL. The binary also carries a
+/// static `cbrt` (compiler-builtins' libm) that a plain `extern` binds to,
+/// so glibc's is looked up in libm.so.6 at run time.
+fn libm_cbrt(x: f64) -> f64 {
+    use std::ffi::{c_char, c_int, c_void};
+    use std::sync::OnceLock;
+    type CFn = extern "C" fn(f64) -> f64;
+    extern "C" {
+        fn dlopen(filename: *const c_char, flag: c_int) -> *mut c_void;
+        fn dlsym(handle: *mut c_void, symbol: *const c_char) -> *mut c_void;
+    }
+    static CBRT: OnceLock<Option<CFn>> = OnceLock::new();
+    let cbrt = CBRT.get_or_init(|| {
+        const RTLD_NOW: c_int = 2;
+        // SAFETY: both strings are NUL-terminated; the handle is never
+        // closed, so the symbol stays valid for the life of the process, and
+        // libm's `cbrt` has the C signature `double cbrt(double)`.
+        unsafe {
+            let handle = dlopen(c"libm.so.6".as_ptr(), RTLD_NOW);
+            if handle.is_null() {
+                return None;
+            }
+            let sym = dlsym(handle, c"cbrt".as_ptr());
+            (!sym.is_null()).then(|| std::mem::transmute::<*mut c_void, CFn>(sym))
+        }
+    });
+    match cbrt {
+        Some(f) => f(x),
+        None => x.cbrt(),
+    }
 }
 
 fn dcbrt(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
-    // SAFETY: cbrt is a pure function of its argument.
-    f8(unsafe { libc_cbrt(arg_f64(a, 0)) })
+    f8(libm_cbrt(arg_f64(a, 0)))
 }
 fn dpow(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
     let (x, y) = floats(a);

@@ -372,7 +372,43 @@ fn array_remove(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
     Ok(Datum::Array(Arc::new(Array::from_vec(x.element_type, kept))))
 }
 
+// ---------------------------------------------------------------- comments
+
+/// A comment from pg_description, as obj_description() and
+/// col_description() find it (PostgreSQL defines them in SQL over it).
+fn description(c: &FnCtx, classoid: tusk_types::Oid, objoid: tusk_types::Oid, subid: i32) -> Datum {
+    let catalog = c.env.catalog();
+    let found = if classoid == 0 {
+        catalog.comments.iter().find(|((_, o, s), _)| *o == objoid && *s == subid).map(|(_, t)| t)
+    } else {
+        catalog.comments.get(&(classoid, objoid, subid))
+    };
+    found.map(|t| Datum::Text(t.clone().into())).unwrap_or(Datum::Null)
+}
+
+/// obj_description(object, catalog name): the catalog is named, not given by OID.
+fn obj_description(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    let objoid = arg_i64(a, 0) as tusk_types::Oid;
+    let Some(class) = c.env.catalog().lookup_relation(crate::catalog::PG_CATALOG_NAMESPACE, arg_str(a, 1)).map(|r| r.oid) else {
+        return Ok(Datum::Null);
+    };
+    Ok(description(c, class, objoid, 0))
+}
+
+/// obj_description(object): deprecated form matching any catalog.
+fn obj_description_any(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    Ok(description(c, 0, arg_i64(a, 0) as tusk_types::Oid, 0))
+}
+
+fn col_description(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    const PG_CLASS: tusk_types::Oid = 1259;
+    Ok(description(c, PG_CLASS, arg_i64(a, 0) as tusk_types::Oid, arg_i64(a, 1) as i32))
+}
+
 pub(super) fn register(r: &mut Registry) {
+    plain(r, &["oid:1215"], obj_description);
+    plain(r, &["oid:1348"], obj_description_any);
+    plain(r, &["oid:1216"], col_description);
     plain(r, &["now"], now);
     plain(r, &["statement_timestamp"], statement_timestamp);
     plain(r, &["clock_timestamp"], clock_timestamp);

@@ -281,7 +281,7 @@ fn parse_posix_zone(s: &str) -> Option<TimeZone> {
     let (abbrev, rest) = if let Some(r) = s.strip_prefix('<') {
         let end = r.find('>')?;
         let a = &r[..end];
-        if a.is_empty() || !a.chars().all(|c| c.is_ascii_alphanumeric() || c == '+' || c == '-') {
+        if a.is_empty() || !a.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | ':')) {
             return None;
         }
         (a.to_string(), &r[end + 1..])
