@@ -1898,6 +1898,105 @@ pub fn alter_table(s: &mut SqlSession, stmt: &pb::AlterTableStmt, sql: &str) -> 
     Ok(())
 }
 
+/// ALTER COLUMN ... TYPE [USING expr]: rewrites every row into new storage
+/// with the column converted, and rebuilds the indexes, as PostgreSQL's
+/// table rewrite does (ATRewriteTable). The old storage goes at commit.
+fn alter_column_type(d: &Ddl, rel: &Arc<Relation>, c: &pb::AlterTableCmd) -> PgResult<()> {
+    if rel.kind != RelKind::Table {
+        return Err(PgError::new(sqlstate::WRONG_OBJECT_TYPE, format!("\"{}\" is not a table", rel.name)));
+    }
+    let Some(NodeEnum::ColumnDef(cd)) = c.def.as_deref().and_then(|n| n.node.as_ref()) else {
+        return Err(PgError::internal("ALTER COLUMN TYPE without definition"));
+    };
+    let raw = column_index(rel, &c.name)?;
+    let attnum = raw as i16 + 1;
+    let live = rel.live_columns().position(|(a, _)| a == attnum).ok_or_else(|| PgError::internal("live column"))?;
+    let tn = cd.type_name.as_ref().ok_or_else(|| PgError::internal("ALTER COLUMN TYPE without type"))?;
+    let target = resolve_type_name(builtins(), tn)?;
+    // What Tusk cannot carry through a rewrite yet.
+    let views: Vec<&Arc<Relation>> = d.catalog.relations.values().filter(|r| r.view.as_ref().is_some_and(|v| v.depends_on.contains(&rel.oid))).collect();
+    if let Some(v) = views.first() {
+        return Err(PgError::new(sqlstate::FEATURE_NOT_SUPPORTED, "cannot alter type of a column used by a view or rule")
+            .with_detail(format!("rule _RETURN on view {} depends on column \"{}\"", v.name, c.name)));
+    }
+    let in_fk = rel.constraints.iter().any(|k| k.kind == ConstraintKind::ForeignKey && k.columns.contains(&attnum))
+        || !d.catalog.referencing_fks(rel.oid).is_empty();
+    if in_fk {
+        return Err(PgError::unsupported("ALTER COLUMN ... TYPE on a table with foreign keys"));
+    }
+    if rel.columns[raw].identity != ' ' && !matches!(target.oid, oid::INT2 | oid::INT4 | oid::INT8) {
+        return Err(PgError::new(sqlstate::INVALID_PARAMETER_VALUE, "identity column type must be smallint, integer, or bigint"));
+    }
+    let using = match cd.raw_default.as_deref() {
+        Some(e) => Some(deparse_expr(e)?),
+        None => None,
+    };
+    let conversion = {
+        let settings = d.s.settings.borrow();
+        crate::planner::compile_column_conversion(&d.catalog, &settings, &d.s.user, rel, live, using.as_deref(), target)?
+    };
+    d.lock_relation(rel.oid)?;
+
+    // Read and convert every row under the old definition.
+    let mut rows: Vec<Vec<Datum>> = Vec::new();
+    d.s.with_exec(&d.catalog, |cx| {
+        let table = TableAccess::new(rel.clone(), &d.catalog, &mut crate::executor::nodes_compile(cx))?;
+        table.scan_all(cx, &mut |_, mut row| {
+            cx.check()?;
+            row[live] = crate::executor::eval(&conversion, &row, cx)?;
+            rows.push(row);
+            Ok(())
+        })
+    })?;
+    if rel.columns[raw].not_null && rows.iter().any(|r| r[live].is_null()) {
+        return Err(PgError::new(
+            sqlstate::NOT_NULL_VIOLATION,
+            format!("column \"{}\" of relation \"{}\" contains null values", c.name, rel.name),
+        ));
+    }
+
+    // The new definition, in new storage.
+    let mut t = (**rel).clone();
+    t.columns[raw].type_oid = target.oid;
+    t.columns[raw].typmod = target.typmod;
+    if let Some(def) = t.columns[raw].default.clone() {
+        // The default must still make a value of the new type.
+        check_default(d, &t, live, &def).map_err(|_| {
+            PgError::new(
+                sqlstate::DATATYPE_MISMATCH,
+                format!("default for column \"{}\" cannot be cast automatically to type {}", c.name, format_type(builtins(), target.oid, target.typmod)),
+            )
+        })?;
+    }
+    d.s.note_drop(t.storage_id);
+    t.storage_id = d.storage()?;
+    d.put(&t)?;
+    for idx in d.catalog.indexes_of(rel) {
+        let mut ix = (**idx).clone();
+        if ix.index.as_ref().map(|i| i.clustered).unwrap_or(false) {
+            ix.storage_id = t.storage_id;
+        } else {
+            d.s.note_drop(ix.storage_id);
+            ix.storage_id = d.storage()?;
+        }
+        d.put(&ix)?;
+    }
+    let cat = Arc::new(store::load_database(d.txn()?, d.db())?);
+    let new_rel = cat.relation(rel.oid).ok_or_else(|| PgError::internal("table vanished"))?.clone();
+    d.s.with_exec(&cat, |cx| {
+        let table = TableAccess::new(new_rel.clone(), &cat, &mut crate::executor::nodes_compile(cx))?;
+        for row in &rows {
+            cx.check()?;
+            let key = table.new_row_key(row, cx)?;
+            if let Some((i, vals, _)) = table.find_conflict(row, &key, cx, None)? {
+                return Err(table.unique_violation(i, &vals, cx));
+            }
+            table.insert(row, &key, cx)?;
+        }
+        Ok(())
+    })
+}
+
 fn column_index(rel: &Relation, name: &str) -> PgResult<usize> {
     rel.columns.iter().position(|c| !c.dropped && c.name == name).ok_or_else(|| {
         PgError::new(sqlstate::UNDEFINED_COLUMN, format!("column \"{}\" of relation \"{}\" does not exist", name, rel.name))
@@ -2131,6 +2230,13 @@ fn alter_table_cmd(d: &Ddl, rel: &Arc<Relation>, c: &pb::AlterTableCmd, objtype:
             let mut new_indexes = Vec::new();
             let mut taken = Vec::new();
             add_constraint(d, &mut t, con, false, &mut new_indexes, &mut taken)?;
+            d.put(&t)?;
+            for idx in &new_indexes {
+                d.create_relation(idx)?;
+            }
+            // Building the key's index reports duplicates before NULLs are
+            // looked for, as in PostgreSQL.
+            validate_new_constraints(d, rel, &t, &new_indexes)?;
             if con.contype == 7 {
                 // Existing rows must be non-null in the key.
                 let pk = t.primary_key().expect("just added").clone();
@@ -2152,11 +2258,6 @@ fn alter_table_cmd(d: &Ddl, rel: &Arc<Relation>, c: &pb::AlterTableCmd, objtype:
                     }
                 }
             }
-            d.put(&t)?;
-            for idx in &new_indexes {
-                d.create_relation(idx)?;
-            }
-            validate_new_constraints(d, rel, &t, &new_indexes)?;
         }
         // DROP CONSTRAINT
         27 | 28 => {
@@ -2200,7 +2301,7 @@ fn alter_table_cmd(d: &Ddl, rel: &Arc<Relation>, c: &pb::AlterTableCmd, objtype:
             d.put(&t)?;
         }
         // ALTER COLUMN TYPE
-        30 => return Err(PgError::unsupported("ALTER COLUMN ... TYPE")),
+        30 => return alter_column_type(d, rel, c),
         // OWNER TO, SET (options), SET LOGGED/UNLOGGED: accepted as no-ops.
         32 | 40 | 41 | 42 | 35 | 36 => {}
         // ADD/SET/DROP IDENTITY
@@ -2411,6 +2512,7 @@ pub fn rename(s: &mut SqlSession, stmt: &pb::RenameStmt, sql: &str) -> PgResult<
                 }
                 let mut t = (*rel).clone();
                 t.name = stmt.newname.clone();
+                rename_in_views(&d, &rel, &rel.name, &stmt.newname)?;
                 // Renaming an index renames its constraint too.
                 if let Some(info) = &rel.index {
                     if let Some(table) = d.catalog.relation(info.table) {
@@ -2430,7 +2532,8 @@ pub fn rename(s: &mut SqlSession, stmt: &pb::RenameStmt, sql: &str) -> PgResult<
                 let rv = stmt.relation.as_ref().ok_or_else(|| PgError::internal("RENAME without relation"))?;
                 let rel = d.lookup(rv)?;
                 d.lock_relation(rel.oid)?;
-                let i = column_index(&rel, &stmt.subname)?;
+                let i = column_index(&rel, &stmt.subname)
+                    .map_err(|_| PgError::new(sqlstate::UNDEFINED_COLUMN, format!("column \"{}\" does not exist", stmt.subname)))?;
                 if rel.column_by_name(&stmt.newname).is_some() {
                     return Err(PgError::new(
                         sqlstate::DUPLICATE_COLUMN,
@@ -2439,6 +2542,7 @@ pub fn rename(s: &mut SqlSession, stmt: &pb::RenameStmt, sql: &str) -> PgResult<
                 }
                 let mut t = (*rel).clone();
                 t.columns[i].name = stmt.newname.clone();
+                rename_in_views(&d, &rel, &stmt.subname, &stmt.newname)?;
                 // Stored expressions refer to columns by name: rewrite them.
                 for c in t.constraints.iter_mut() {
                     if let Some(e) = &c.check {
@@ -2503,6 +2607,85 @@ pub fn rename(s: &mut SqlSession, stmt: &pb::RenameStmt, sql: &str) -> PgResult<
                 store::put_namespace(d.txn()?, d.db(), &ns)?;
             }
             _ => return Err(PgError::unsupported("renaming this kind of object")),
+        }
+    }
+    s.reload_txn_catalog()
+}
+
+/// Views keep their query as SQL text, so a renamed table or column is
+/// renamed in the text of the views that read it (PostgreSQL's views
+/// refer by OID and need no such step).
+fn rename_in_views(d: &Ddl, rel: &Relation, old: &str, new: &str) -> PgResult<()> {
+    for v in d.catalog.relations.values() {
+        let Some(info) = &v.view else { continue };
+        if !info.depends_on.contains(&rel.oid) {
+            continue;
+        }
+        let mut updated = (**v).clone();
+        if let Some(vi) = updated.view.as_mut() {
+            vi.query = rename_identifier(&vi.query, old, new);
+        }
+        d.put(&updated)?;
+    }
+    Ok(())
+}
+
+/// ALTER TABLE / VIEW / SEQUENCE ... SET SCHEMA: the relation moves with
+/// its indexes and the sequences it owns.
+pub fn alter_object_schema(s: &mut SqlSession, stmt: &pb::AlterObjectSchemaStmt, sql: &str) -> PgResult<()> {
+    let kind = stmt.object_type;
+    let relation_kind = [pb::ObjectType::ObjectTable, pb::ObjectType::ObjectView, pb::ObjectType::ObjectSequence].iter().any(|k| *k as i32 == kind);
+    if !relation_kind {
+        return Err(PgError::unsupported("ALTER ... SET SCHEMA for this kind of object"));
+    }
+    {
+        let d = Ddl::new(s, sql)?;
+        let rv = stmt.relation.as_ref().ok_or_else(|| PgError::internal("SET SCHEMA without relation"))?;
+        let Some(rel) = d.lookup_opt(rv)? else {
+            if stmt.missing_ok {
+                notice(d.s, format!("relation \"{}\" does not exist, skipping", rv.relname));
+                return Ok(());
+            }
+            return Err(PgError::new(sqlstate::UNDEFINED_TABLE, format!("relation \"{}\" does not exist", rv.relname)));
+        };
+        let nsp = d.catalog.namespace_by_name.get(&stmt.newschema).copied().ok_or_else(|| {
+            PgError::new(sqlstate::INVALID_SCHEMA_NAME, format!("schema \"{}\" does not exist", stmt.newschema))
+        })?;
+        if matches!(stmt.newschema.as_str(), "pg_catalog" | "information_schema") || stmt.newschema.starts_with("pg_temp") || stmt.newschema.starts_with("pg_toast") {
+            return Err(PgError::new(sqlstate::FEATURE_NOT_SUPPORTED, "cannot move objects into or out of temporary schemas"));
+        }
+        if rel.namespace == nsp {
+            return Err(PgError::new(
+                sqlstate::DUPLICATE_TABLE,
+                format!("table \"{}\" is already in schema \"{}\"", rel.name, stmt.newschema),
+            ));
+        }
+        d.lock_relation(rel.oid)?;
+        let mut moving: Vec<Arc<Relation>> = vec![rel.clone()];
+        moving.extend(d.catalog.indexes_of(&rel).into_iter().cloned());
+        for r in d.catalog.relations.values() {
+            if r.sequence.as_ref().and_then(|q| q.owned_by).map(|(t, _)| t) == Some(rel.oid) {
+                moving.push(r.clone());
+            }
+        }
+        let txn = d.txn()?;
+        for r in &moving {
+            if d.relation_name_taken(nsp, &r.name) {
+                return Err(PgError::new(
+                    sqlstate::DUPLICATE_TABLE,
+                    format!("relation \"{}\" already exists in schema \"{}\"", r.name, stmt.newschema),
+                ));
+            }
+            store::release_name(txn, d.db(), r.namespace, &r.name)?;
+            if !store::claim_name(txn, d.db(), nsp, &r.name, r.oid)? {
+                return Err(PgError::new(
+                    sqlstate::DUPLICATE_TABLE,
+                    format!("relation \"{}\" already exists in schema \"{}\"", r.name, stmt.newschema),
+                ));
+            }
+            let mut moved = (**r).clone();
+            moved.namespace = nsp;
+            d.put(&moved)?;
         }
     }
     s.reload_txn_catalog()

@@ -141,6 +141,14 @@ pub(crate) fn execute_ddl_node(s: &mut SqlSession, node: &NodeEnum, sql: &str) -
                 _ => "ALTER TABLE",
             })
         }
+        NodeEnum::AlterObjectSchemaStmt(a) => {
+            ddl::alter_object_schema(s, a, sql)?;
+            UtilityResult::tag(match a.object_type {
+                x if x == pb::ObjectType::ObjectView as i32 => "ALTER VIEW",
+                x if x == pb::ObjectType::ObjectSequence as i32 => "ALTER SEQUENCE",
+                _ => "ALTER TABLE",
+            })
+        }
         NodeEnum::RenameStmt(r) => {
             ddl::rename(s, r, sql)?;
             UtilityResult::tag(match r.rename_type {

@@ -1114,6 +1114,46 @@ pub fn compile_relation_expr(
     p.set_refs(e, &Layout::single(0, ncols, false))
 }
 
+/// ALTER COLUMN ... TYPE: the new value of live column `col` of each row,
+/// from the USING expression (or the column itself) assignment-coerced to
+/// `target`, with PostgreSQL's errors when no such coercion exists.
+pub fn compile_column_conversion(
+    catalog: &DbCatalog,
+    settings: &crate::settings::Settings,
+    user: &str,
+    rel: &crate::catalog::Relation,
+    col: usize,
+    using: Option<&str>,
+    target: SqlType,
+) -> PgResult<Expr> {
+    let (_, column) = rel.live_columns().nth(col).ok_or_else(|| PgError::internal("column index"))?;
+    let name = column.name.clone();
+    let own = crate::functions::quote_ident(&name);
+    let text = using.unwrap_or(&own);
+    let env = crate::analyzer::AnalyzerEnv { catalog, settings, user, temp_namespace: None };
+    let mut a = crate::analyzer::Analyzer::new(env, &[], text);
+    let e = a.analyze_relation_expr(Arc::new(rel.clone()), text, "transform expressions")?;
+    let shown = crate::analyzer::types::format_type(a.b, target.oid, target.typmod);
+    let e = match a.try_coerce(e, target, crate::analyzer::coerce::CoercionContext::Assignment, -1)? {
+        Ok(e) => e,
+        Err(_) if using.is_some() => {
+            return Err(PgError::new(
+                sqlstate::DATATYPE_MISMATCH,
+                format!("result of USING clause for column \"{name}\" cannot be cast automatically to type {shown}"),
+            )
+            .with_hint("You might need to add an explicit cast."))
+        }
+        Err(_) => {
+            return Err(PgError::new(sqlstate::DATATYPE_MISMATCH, format!("column \"{name}\" cannot be cast automatically to type {shown}"))
+                .with_hint(format!("You might need to specify \"USING {own}::{shown}\".")))
+        }
+    };
+    let ncols = rel.live_columns().count();
+    let mut p = Planner::new(catalog);
+    p.levels.push(LevelInfo { inline: false, params: Vec::new(), ctes: Vec::new() });
+    p.set_refs(e, &Layout::single(0, ncols, false))
+}
+
 /// The DEFAULT of every live column, as constant-context expressions.
 pub fn compile_defaults(
     catalog: &DbCatalog,
