@@ -166,13 +166,16 @@ pub struct PlannedQuery {
     pub subplans: usize,
     pub has_modify: bool,
     pub row_lock: bool,
+    /// Data-modifying WITH queries, run to completion before the statement;
+    /// their RETURNING rows become work table `id`.
+    pub pre_modify: Vec<(usize, Plan)>,
     _private: (),
 }
 
 impl PlannedQuery {
     pub fn new(plan: Plan, columns: Vec<OutputColumn>, subplans: usize) -> PlannedQuery {
         let has_modify = matches!(plan, Plan::Modify { .. });
-        PlannedQuery { plan, columns, subplans, has_modify, row_lock: false, _private: () }
+        PlannedQuery { plan, columns, subplans, has_modify, row_lock: false, pre_modify: Vec::new(), _private: () }
     }
 }
 

@@ -103,6 +103,9 @@ pub struct Cte {
     pub col_types: Vec<SqlType>,
     /// For WITH RECURSIVE: the non-recursive and recursive parts of the UNION.
     pub recursive_parts: Option<(Box<Query>, Box<Query>, bool)>,
+    /// A data-modifying WITH query (INSERT/UPDATE/DELETE): it runs once,
+    /// before the statement, and its RETURNING rows are what it yields.
+    pub modifying: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -394,6 +394,30 @@ impl SqlSession {
         {
             let env = SessionEnv { s: self, catalog: &run.catalog };
             let cx = run.cx(self.txn()?, &env);
+            // Data-modifying WITH queries run first, exactly once, whether
+            // or not the statement reads them; their own counts do not go
+            // into the statement's command tag.
+            for (id, plan) in &run.planned.pre_modify {
+                if self.read_only {
+                    // PostgreSQL names the statement, not the WITH query.
+                    let _ = plan;
+                    let verb = match &run.planned.plan {
+                        crate::plan::Plan::Modify { kind: crate::plan::ModifyKind::Insert, .. } => "INSERT",
+                        crate::plan::Plan::Modify { kind: crate::plan::ModifyKind::Update, .. } => "UPDATE",
+                        crate::plan::Plan::Modify { kind: crate::plan::ModifyKind::Delete, .. } => "DELETE",
+                        _ => "SELECT",
+                    };
+                    return Err(PgError::new(sqlstate::READ_ONLY_SQL_TRANSACTION, format!("cannot execute {verb} in a read-only transaction")));
+                }
+                let counted = cx.state.modified.get();
+                let mut node = executor::build(plan, &cx)?;
+                let mut rows = Vec::new();
+                while let Some(r) = node.next(&cx)? {
+                    rows.push(r);
+                }
+                cx.state.modified.set(counted);
+                cx.state.worktables.borrow_mut().insert(*id, std::rc::Rc::new(rows));
+            }
             let node = executor::build(&run.planned.plan, &cx)?;
             run.node = Some(node);
         }

@@ -299,7 +299,10 @@ impl<'a> Analyzer<'a> {
                 }
             }
             if let Some((idx, cte)) = level.ctes.iter().enumerate().find(|(_, c)| c.name == name) {
-                let kind = if cte.recursive {
+                if cte.modifying && cte.query.returning.is_empty() {
+                    return Err(PgError::new(sqlstate::FEATURE_NOT_SUPPORTED, format!("WITH query \"{name}\" does not have a RETURNING clause")));
+                }
+                let kind = if cte.recursive || cte.modifying {
                     RteKind::Cte { index: idx, levels_up: up as u32, recursive_self: false }
                 } else {
                     // Non-recursive WITH queries are inlined as subqueries.
@@ -1113,7 +1116,12 @@ impl<'a> Analyzer<'a> {
             }
             let sel = match cte.ctequery.as_deref().and_then(|n| n.node.as_ref()) {
                 Some(NodeEnum::SelectStmt(s)) => s.clone(),
-                Some(_) => return Err(PgError::unsupported("data-modifying statements in WITH")),
+                Some(dml @ (NodeEnum::InsertStmt(_) | NodeEnum::UpdateStmt(_) | NodeEnum::DeleteStmt(_))) => {
+                    let built = self.transform_modifying_cte(cte, dml)?;
+                    self.level().ctes.push(built);
+                    continue;
+                }
+                Some(_) => return Err(PgError::unsupported("this kind of statement in WITH")),
                 None => return Err(PgError::internal("CTE without query")),
             };
             let alias_cols: Vec<String> = cte.aliascolnames.iter().filter_map(node_string).map(str::to_string).collect();
@@ -1148,9 +1156,39 @@ impl<'a> Analyzer<'a> {
                 col_names: names,
                 col_types: types,
                 recursive_parts: None,
+                modifying: false,
             });
         }
         Ok(())
+    }
+
+    /// WITH x AS (INSERT/UPDATE/DELETE ... RETURNING ...): allowed only in
+    /// the top-level statement, as in PostgreSQL.
+    fn transform_modifying_cte(&mut self, cte: &pb::CommonTableExpr, dml: &NodeEnum) -> PgResult<Cte> {
+        if self.levels.len() > 1 {
+            return Err(PgError::new(sqlstate::FEATURE_NOT_SUPPORTED, "WITH clause containing a data-modifying statement must be at the top level")
+                .with_position(pos(cte.location)));
+        }
+        let q = match dml {
+            NodeEnum::InsertStmt(i) => self.analyze_insert(i)?,
+            NodeEnum::UpdateStmt(u) => self.analyze_update(u)?,
+            NodeEnum::DeleteStmt(d) => self.analyze_delete(d)?,
+            _ => return Err(PgError::internal("not a data-modifying statement")),
+        };
+        let mut names: Vec<String> = q.returning.iter().map(|t| t.name.clone()).collect();
+        let types: Vec<SqlType> = q.returning.iter().map(|t| t.expr.ty()).collect();
+        let alias_cols: Vec<String> = cte.aliascolnames.iter().filter_map(node_string).map(str::to_string).collect();
+        if alias_cols.len() > names.len() {
+            return Err(PgError::new(
+                sqlstate::INVALID_COLUMN_REFERENCE,
+                format!("WITH query \"{}\" has {} columns available but {} columns specified", cte.ctename, names.len(), alias_cols.len()),
+            )
+            .with_position(pos(cte.location)));
+        }
+        for (i, n) in alias_cols.iter().enumerate() {
+            names[i] = n.clone();
+        }
+        Ok(Cte { name: cte.ctename.clone(), query: Box::new(q), recursive: false, col_names: names, col_types: types, recursive_parts: None, modifying: true })
     }
 
     fn transform_recursive_cte(&mut self, name: &str, sel: &pb::SelectStmt, alias_cols: &[String], location: i32) -> PgResult<Cte> {
@@ -1230,6 +1268,7 @@ impl<'a> Analyzer<'a> {
             col_names: names,
             col_types: types,
             recursive_parts: Some((Box::new(left), Box::new(right), sel.all)),
+            modifying: false,
         })
     }
 }

@@ -167,12 +167,16 @@ impl<'a> Planner<'a> {
     /// Plans a whole statement.
     pub fn plan_statement(&mut self, q: &Query) -> PgResult<PlannedQuery> {
         self.levels.push(LevelInfo { inline: false, params: Vec::new(), ctes: q.ctes.clone() });
-        let result = match q.command {
-            CommandKind::Select => self.plan_select_body(q),
-            _ => self.plan_modify(q),
-        };
+        let pre_modify = self.plan_modifying_ctes(q);
+        let result = pre_modify.and_then(|pre| {
+            let body = match q.command {
+                CommandKind::Select => self.plan_select_body(q),
+                _ => self.plan_modify(q),
+            };
+            body.map(|b| (b, pre))
+        });
         self.levels.pop();
-        let plan = result?;
+        let (plan, pre_modify) = result?;
         let columns = if q.command == CommandKind::Select {
             q.output().map(|t| OutputColumn { name: t.name.clone(), ty: t.expr.ty(), origin: t.origin }).collect()
         } else {
@@ -180,7 +184,27 @@ impl<'a> Planner<'a> {
         };
         let mut pq = PlannedQuery::new(plan, columns, self.subplans);
         pq.row_lock = q.row_lock;
+        pq.pre_modify = pre_modify;
         Ok(pq)
+    }
+
+    /// Plans the statement's data-modifying WITH queries (which exist only
+    /// at the top level); references to them read their work tables.
+    fn plan_modifying_ctes(&mut self, q: &Query) -> PgResult<Vec<(usize, Plan)>> {
+        let mut out = Vec::new();
+        for (index, cte) in q.ctes.iter().enumerate() {
+            if !cte.modifying {
+                continue;
+            }
+            let id = self.next_worktable;
+            self.next_worktable += 1;
+            self.levels.push(LevelInfo { inline: false, params: Vec::new(), ctes: cte.query.ctes.clone() });
+            let plan = self.plan_modify(&cte.query);
+            self.levels.pop();
+            self.worktables.insert((self.depth(), index), id);
+            out.push((id, plan?));
+        }
+        Ok(out)
     }
 
     fn depth(&self) -> usize {
@@ -842,7 +866,8 @@ impl<'a> Planner<'a> {
                 let def_level = self.depth() - *levels_up as usize;
                 let width = rte.col_names.len();
                 let layout = Layout::single(idx, width, false);
-                let mut plan = if *recursive_self {
+                let modifying = !*recursive_self && self.levels[def_level].ctes.get(*index).is_some_and(|c| c.modifying);
+                let mut plan = if *recursive_self || modifying {
                     let id = self
                         .worktables
                         .get(&(def_level, *index))
