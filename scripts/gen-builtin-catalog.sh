@@ -17,7 +17,8 @@ q "select o.oid, oprname, oprkind, oprleft, oprright, oprresult, oprcode::oid, o
 q "select p.oid, proname, pronamespace, prokind, proretset, provolatile, proisstrict, prorettype,
           array_to_string(proargtypes::oid[], ' '), provariadic, prosrc, pronargdefaults,
           coalesce(array_to_string(proallargtypes, ' '), ''), coalesce(array_to_string(proargmodes, ' '), ''),
-          coalesce(array_to_string(proargnames, ' '), ''), proparallel, procost, prorows
+          coalesce(array_to_string(proargnames, ' '), ''), proparallel, procost, prorows,
+          coalesce(pg_get_expr(proargdefaults, 0), '')
    from pg_proc p where pronamespace = 11 order by p.oid" > "$out/pg_proc.tsv"
 q "select aggfnoid::oid, aggkind, aggtranstype, coalesce(agginitval, '\N') from pg_aggregate order by aggfnoid::oid" > "$out/pg_aggregate.tsv"
 

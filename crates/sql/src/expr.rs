@@ -98,6 +98,38 @@ pub struct AggCall {
     pub ty: SqlType,
 }
 
+/// What a window function computes over its partition.
+#[derive(Clone, Debug, PartialEq)]
+pub enum WindowFuncKind {
+    RowNumber,
+    Rank,
+    DenseRank,
+    PercentRank,
+    CumeDist,
+    Ntile,
+    Lag,
+    Lead,
+    FirstValue,
+    LastValue,
+    NthValue,
+    /// An aggregate over the frame.
+    Agg(Box<AggCall>),
+}
+
+/// `f(args) OVER (PARTITION BY ... ORDER BY ...)` with the default frame
+/// (the partition up to the current row's last peer, or the whole
+/// partition without ORDER BY).
+#[derive(Clone, Debug, PartialEq)]
+pub struct WindowCall {
+    pub kind: WindowFuncKind,
+    /// Arguments of the non-aggregate kinds (an aggregate holds its own).
+    pub args: Vec<Expr>,
+    pub partition_by: Vec<Expr>,
+    /// (expression, descending, nulls first)
+    pub order_by: Vec<(Expr, bool, bool)>,
+    pub ty: SqlType,
+}
+
 /// How a cast converts at run time.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CastSpec {
@@ -115,6 +147,7 @@ pub enum Expr {
     Var(Var),
     Func { func: FuncRef, args: Vec<Expr>, ty: SqlType },
     Agg(Box<AggCall>),
+    Window(Box<WindowCall>),
     Cast { arg: Box<Expr>, spec: CastSpec },
     Bool { op: BoolOp, args: Vec<Expr> },
     NullTest { arg: Box<Expr>, is_null: bool },
@@ -172,6 +205,7 @@ impl Expr {
             Expr::Var(v) => v.ty,
             Expr::Func { ty, .. } => *ty,
             Expr::Agg(a) => a.ty,
+            Expr::Window(w) => w.ty,
             Expr::Cast { spec, .. } => spec.to,
             Expr::Bool { .. } | Expr::NullTest { .. } | Expr::BoolTest { .. } | Expr::Distinct { .. } | Expr::ScalarArrayOp { .. } => {
                 SqlType::new(tusk_types::oid::BOOL)
@@ -222,6 +256,19 @@ impl Expr {
                     f(x);
                 }
                 for (e, _, _) in &a.order_by {
+                    f(e);
+                }
+            }
+            Expr::Window(w) => {
+                if let WindowFuncKind::Agg(a) = &w.kind {
+                    a.args.iter().for_each(&mut *f);
+                    if let Some(x) = &a.filter {
+                        f(x);
+                    }
+                }
+                w.args.iter().for_each(&mut *f);
+                w.partition_by.iter().for_each(&mut *f);
+                for (e, _, _) in &w.order_by {
                     f(e);
                 }
             }
@@ -309,6 +356,16 @@ impl Expr {
                 a.filter = a.filter.map(|x| Box::new(f(*x)));
                 a.order_by = std::mem::take(&mut a.order_by).into_iter().map(|(e, d, n)| (f(e), d, n)).collect();
                 Expr::Agg(a)
+            }
+            Expr::Window(mut w) => {
+                if let WindowFuncKind::Agg(a) = &mut w.kind {
+                    a.args = map_vec(std::mem::take(&mut a.args), f);
+                    a.filter = a.filter.take().map(|x| Box::new(f(*x)));
+                }
+                w.args = map_vec(std::mem::take(&mut w.args), f);
+                w.partition_by = map_vec(std::mem::take(&mut w.partition_by), f);
+                w.order_by = std::mem::take(&mut w.order_by).into_iter().map(|(e, d, n)| (f(e), d, n)).collect();
+                Expr::Window(w)
             }
             Expr::Cast { arg, spec } => Expr::Cast { arg: Box::new(f(*arg)), spec },
             Expr::NullTest { arg, is_null } => Expr::NullTest { arg: Box::new(f(*arg)), is_null },

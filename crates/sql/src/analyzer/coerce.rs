@@ -359,15 +359,24 @@ pub fn common_type(b: &Builtins, types: &[Oid], context: &str) -> PgResult<Oid> 
 
 /// The candidate functions for a name and argument count, expanding
 /// variadic functions and functions with defaults.
-pub fn function_candidates<'b>(b: &'b Builtins, name: &str, nargs: usize) -> Vec<(Candidate, &'b ProcInfo)> {
+///
+/// As FuncnameGetCandidates: a variadic function matches `nargs >= pronargs`
+/// in its expanded form (its last parameter repeated as the element type),
+/// and in its declared form only when the call says VARIADIC
+/// (`explicit_variadic`); so `concat()` finds nothing.
+pub fn function_candidates<'b>(b: &'b Builtins, name: &str, nargs: usize, explicit_variadic: bool) -> Vec<(Candidate, &'b ProcInfo)> {
     let mut out = Vec::new();
     if let Some(oids) = b.procs_by_name.get(name) {
         for o in oids {
             let p = &b.procs[o];
             let n = p.argtypes.len();
-            if n == nargs {
+            let expand = p.variadic != 0 && !explicit_variadic && n > 0 && nargs >= n;
+            if explicit_variadic && p.variadic == 0 {
+                continue;
+            }
+            if n == nargs && !expand {
                 out.push((Candidate { oid: p.oid, args: p.argtypes.clone() }, p));
-            } else if p.variadic != 0 && nargs >= n.saturating_sub(1) && n > 0 {
+            } else if expand {
                 // VARIADIC "any"/anyarray/T[]: repeat the element type.
                 let mut args = p.argtypes[..n - 1].to_vec();
                 let elem = if p.variadic == oid::ANY { oid::ANY } else { p.variadic };
@@ -381,6 +390,11 @@ pub fn function_candidates<'b>(b: &'b Builtins, name: &str, nargs: usize) -> Vec
         }
     }
     out
+}
+
+/// Every function of a name, for calls in named notation.
+pub fn named_candidates<'b>(b: &'b Builtins, name: &str) -> Vec<(Oid, &'b ProcInfo)> {
+    b.procs_by_name.get(name).map(|oids| oids.iter().map(|o| (*o, &b.procs[o])).collect()).unwrap_or_default()
 }
 
 pub fn type_display_name(b: &Builtins, t: SqlType) -> String {

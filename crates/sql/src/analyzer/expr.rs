@@ -888,7 +888,10 @@ impl<'a> Analyzer<'a> {
             }
             self.level().in_agg = true;
         }
-        let args = self.transform_list(&f.args);
+        let (args, arg_names) = match self.transform_func_args(&f.args) {
+            Ok((a, n)) => (Ok(a), n),
+            Err(e) => (Err(e), Vec::new()),
+        };
         let filter = if is_agg_name { f.agg_filter.as_ref().map(|x| self.transform_expr(x)).transpose() } else { Ok(None) };
         let mut order = Vec::new();
         let mut order_err = None;
@@ -926,23 +929,67 @@ impl<'a> Analyzer<'a> {
             )
             .with_position(pos(f.location)));
         }
+        let named = arg_names.iter().any(Option::is_some);
         // Functions with special argument handling.
-        if let Some(e) = self.special_function(&name, &args, f)? {
-            return Ok(e);
+        if !named {
+            if let Some(e) = self.special_function(&name, &args, f)? {
+                return Ok(e);
+            }
+        }
+        let sig_text = {
+            let shown: Vec<String> = args
+                .iter()
+                .zip(arg_names.iter().chain(std::iter::repeat(&None)))
+                .map(|(a, n)| match n {
+                    Some(n) => format!("{n} => {}", display_type(self.b, a.ty())),
+                    None => display_type(self.b, a.ty()),
+                })
+                .collect();
+            format!("{}({})", name, shown.join(", "))
+        };
+        let sig = || sig_text.clone();
+        let nargs = if f.agg_star { 0 } else { args.len() };
+        let mut cands = coerce::function_candidates(self.b, &name, nargs, f.func_variadic);
+        let mut args = args;
+        if named {
+            // Named notation: each candidate puts the arguments in its own
+            // parameter order (filling gaps with parameter defaults); keep
+            // the candidates for which that works.
+            let mut callable = Vec::new();
+            for (_, proc) in coerce::named_candidates(self.b, &name) {
+                if let Some(ordered) = self.order_named_args(proc, &args, &arg_names)? {
+                    let cand = coerce::Candidate { oid: proc.oid, args: proc.argtypes[..ordered.len()].to_vec() };
+                    let inputs: Vec<Oid> = ordered.iter().map(|a| a.ty().oid).collect();
+                    if coerce::select_candidate(self.b, &inputs, std::slice::from_ref(&cand)).0.is_some() {
+                        callable.push((cand, proc, ordered));
+                    }
+                }
+            }
+            match callable.len() {
+                1 => {
+                    let (cand, proc, ordered) = callable.pop().expect("one");
+                    args = ordered;
+                    cands = vec![(cand, proc)];
+                }
+                0 => {
+                    return Err(PgError::new(sqlstate::UNDEFINED_FUNCTION, format!("function {} does not exist", sig()))
+                        .with_hint("No function matches the given name and argument types. You might need to add explicit type casts.")
+                        .with_position(pos(f.location)))
+                }
+                _ => {
+                    return Err(PgError::new(sqlstate::AMBIGUOUS_FUNCTION, format!("function {} is not unique", sig()))
+                        .with_hint("Could not choose a best candidate function. You might need to add explicit type casts.")
+                        .with_position(pos(f.location)))
+                }
+            }
         }
         let arg_types: Vec<Oid> = args.iter().map(|a| a.ty().oid).collect();
-        let nargs = if f.agg_star { 0 } else { args.len() };
-        let cands = coerce::function_candidates(self.b, &name, nargs);
         let cand_list: Vec<coerce::Candidate> = cands.iter().map(|(c, _)| c.clone()).collect();
         let inputs = if f.agg_star { vec![] } else { arg_types.clone() };
         let chosen = match coerce::select_candidate(self.b, &inputs, &cand_list) {
             (Some(i), _) => i,
             (None, ambiguous) => {
-                let sig = format!(
-                    "{}({})",
-                    name,
-                    args.iter().map(|a| display_type(self.b, a.ty())).collect::<Vec<_>>().join(", ")
-                );
+                let sig = sig();
                 return Err(if ambiguous {
                     PgError::new(sqlstate::AMBIGUOUS_FUNCTION, format!("function {sig} is not unique"))
                         .with_hint("Could not choose a best candidate function. You might need to add explicit type casts.")
@@ -957,6 +1004,10 @@ impl<'a> Analyzer<'a> {
             }
         };
         let proc = cands[chosen].1;
+        if f.func_variadic && proc.variadic == oid::ANY {
+            // The callee would have to spread the array at run time.
+            return Err(PgError::unsupported(format!("VARIADIC array arguments to {name}(), which takes VARIADIC \"any\"")).with_position(pos(f.location)));
+        }
         let (concrete, ret) = coerce::resolve_polymorphic(self.b, &inputs, &cand_list[chosen].args, proc.rettype)?;
         let mut coerced = Vec::with_capacity(args.len());
         for (a, &ty) in args.into_iter().zip(&concrete) {
@@ -1034,6 +1085,101 @@ impl<'a> Analyzer<'a> {
             }
             _ => Ok(()),
         }
+    }
+
+    /// A call's arguments, with the names of those given in named notation
+    /// (`name => value`), which must all follow the positional ones.
+    fn transform_func_args(&mut self, nodes: &[Node]) -> PgResult<(Vec<Expr>, Vec<Option<String>>)> {
+        let mut args = Vec::with_capacity(nodes.len());
+        let mut names: Vec<Option<String>> = Vec::with_capacity(nodes.len());
+        for n in nodes {
+            match &n.node {
+                Some(NodeEnum::NamedArgExpr(na)) => {
+                    if names.iter().flatten().any(|x| *x == na.name) {
+                        return Err(PgError::syntax(format!("argument name \"{}\" used more than once", na.name)).with_position(pos(na.location)));
+                    }
+                    let arg = na.arg.as_deref().ok_or_else(|| PgError::internal("named argument without a value"))?;
+                    args.push(self.transform_expr(arg)?);
+                    names.push(Some(na.name.clone()));
+                }
+                _ => {
+                    if names.iter().any(Option::is_some) {
+                        return Err(PgError::syntax("positional argument cannot follow named argument").with_position(pos(expr_location(n))));
+                    }
+                    args.push(self.transform_expr(n)?);
+                    names.push(None);
+                }
+            }
+        }
+        Ok((args, names))
+    }
+
+    /// Puts a named-notation call's arguments in `proc`'s parameter order,
+    /// up to the last one given; a parameter skipped in between takes its
+    /// default (PostgreSQL's default expressions, analyzed here). None when
+    /// the names do not fit the function.
+    fn order_named_args(&mut self, proc: &crate::catalog::builtin::ProcInfo, args: &[Expr], names: &[Option<String>]) -> PgResult<Option<Vec<Expr>>> {
+        let n = proc.argtypes.len();
+        // Names of the input parameters (proargnames covers OUT ones too when
+        // proargmodes is set).
+        let input_names: Vec<&str> = if proc.argmodes.is_empty() {
+            proc.argnames.iter().map(String::as_str).collect()
+        } else {
+            proc.argnames.iter().zip(&proc.argmodes).filter(|(_, m)| matches!(m, 'i' | 'b' | 'v')).map(|(x, _)| x.as_str()).collect()
+        };
+        if input_names.len() != n || args.len() > n || proc.variadic != 0 {
+            return Ok(None);
+        }
+        let mut slots: Vec<Option<Expr>> = vec![None; n];
+        for (i, (a, name)) in args.iter().zip(names).enumerate() {
+            let at = match name {
+                None => i,
+                Some(name) => match input_names.iter().position(|x| x == name) {
+                    Some(p) => p,
+                    None => return Ok(None),
+                },
+            };
+            if slots[at].is_some() {
+                return Ok(None);
+            }
+            slots[at] = Some(a.clone());
+        }
+        let last = slots.iter().rposition(Option::is_some).map_or(0, |p| p + 1);
+        let first_default = n - proc.nargdefaults;
+        let mut defaults: Option<Vec<Expr>> = None;
+        let mut out = Vec::with_capacity(last);
+        for (i, slot) in slots.into_iter().take(last).enumerate() {
+            match slot {
+                Some(e) => out.push(e),
+                None if i >= first_default => {
+                    if defaults.is_none() {
+                        defaults = Some(self.parameter_defaults(proc)?);
+                    }
+                    let d = defaults.as_ref().and_then(|d| d.get(i - first_default)).cloned();
+                    match d {
+                        Some(d) => out.push(d),
+                        None => return Ok(None),
+                    }
+                }
+                None => return Ok(None),
+            }
+        }
+        Ok(Some(out))
+    }
+
+    /// A built-in function's parameter defaults, analyzed from their text.
+    fn parameter_defaults(&mut self, proc: &crate::catalog::builtin::ProcInfo) -> PgResult<Vec<Expr>> {
+        let stmts = crate::parser::parse(&format!("SELECT {}", proc.arg_defaults))?;
+        let Some(NodeEnum::SelectStmt(sel)) = stmts.into_iter().next().map(|s| s.node) else {
+            return Err(PgError::internal("parameter defaults"));
+        };
+        let mut out = Vec::new();
+        for t in &sel.target_list {
+            let Some(NodeEnum::ResTarget(rt)) = &t.node else { return Err(PgError::internal("parameter default")) };
+            let v = rt.val.as_deref().ok_or_else(|| PgError::internal("parameter default"))?;
+            out.push(self.transform_expr(v)?);
+        }
+        Ok(out)
     }
 
     /// Calls whose analysis PostgreSQL special-cases.

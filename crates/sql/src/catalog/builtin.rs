@@ -56,6 +56,9 @@ pub struct ProcInfo {
     pub parallel: char,
     pub cost: f32,
     pub rows: f32,
+    /// The defaults of the last `nargdefaults` input arguments, as SQL
+    /// expression text (`pg_get_expr(proargdefaults, 0)`), comma-separated.
+    pub arg_defaults: String,
 }
 
 #[derive(Debug, Clone)]
@@ -184,6 +187,7 @@ impl Builtins {
                 parallel: ch(f[15]),
                 cost: num(f[16]),
                 rows: num(f[17]),
+                arg_defaults: f.get(18).map(|s| s.to_string()).unwrap_or_default(),
             };
             b.procs_by_name.entry(p.name.clone()).or_default().push(p.oid);
             b.procs.insert(p.oid, p);

@@ -240,7 +240,7 @@ fn eval_case(e: &Expr, row: &[Datum], cx: &ExecCx, case_value: Option<&Datum>) -
             _ => Ok(Datum::Null),
         },
         Expr::SubPlan(sp) => eval_subplan(sp, row, cx, case_value),
-        Expr::Var(_) | Expr::SubLink { .. } | Expr::Agg(_) => Err(PgError::internal(format!("unplanned expression {e:?}"))),
+        Expr::Var(_) | Expr::SubLink { .. } | Expr::Agg(_) | Expr::Window(_) => Err(PgError::internal(format!("unplanned expression {e:?}"))),
     }
 }
 

@@ -352,7 +352,34 @@ fn overlaps(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
     Ok(Datum::Bool(if s1 > s2 { s1 < e2 } else if s2 > s1 { s2 < e1 } else { true }))
 }
 
+// ---------------------------------------------------------------- to_char / to_date / to_timestamp
+
+/// to_char(timestamp|timestamptz|interval, text); an empty template or an
+/// infinite timestamp gives NULL, as in PostgreSQL.
+fn datetime_to_char(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    let s = c.env.settings();
+    let fmt = arg_str(a, 1);
+    let out = match &a[0] {
+        Datum::Timestamp(t) => dt::timestamp_to_char(*t, fmt, &s.datetime)?,
+        Datum::TimestampTz(t) => dt::timestamptz_to_char(*t, fmt, &s.datetime)?,
+        Datum::Interval(i) => dt::interval_to_char(i, fmt, &s.datetime)?,
+        _ => None,
+    };
+    Ok(out.map(Datum::from_string).unwrap_or(Datum::Null))
+}
+fn to_date(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    let s = c.env.settings();
+    Ok(Datum::Date(dt::to_date(arg_str(a, 0), arg_str(a, 1), &s.datetime)?))
+}
+fn to_timestamp(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    let s = c.env.settings();
+    Ok(Datum::TimestampTz(dt::to_timestamp(arg_str(a, 0), arg_str(a, 1), &s.datetime)?))
+}
+
 pub(super) fn register(r: &mut Registry) {
+    plain(r, &["timestamp_to_char", "timestamptz_to_char", "interval_to_char"], datetime_to_char);
+    plain(r, &["to_date"], to_date);
+    plain(r, &["to_timestamp"], to_timestamp);
     plain(r, &["date_pli"], date_pli);
     plain(r, &["date_mii"], date_mii);
     plain(r, &["date_mi"], date_mi);

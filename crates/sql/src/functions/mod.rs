@@ -11,6 +11,7 @@ mod bytea;
 pub mod cast;
 mod compare;
 mod datetime_fns;
+mod formatting;
 pub mod io;
 mod math;
 mod misc;
@@ -104,6 +105,7 @@ fn registry() -> &'static Registry {
         string::register(&mut r);
         bytea::register(&mut r);
         datetime_fns::register(&mut r);
+        formatting::register(&mut r);
         misc::register(&mut r);
         srf::register(&mut r);
         cast::register(&mut r);

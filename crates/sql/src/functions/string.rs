@@ -286,14 +286,22 @@ fn md5_text(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
     text(hex::encode(Md5::digest(&bytes)))
 }
 
+/// chr(int): a Unicode code point (the database encoding is UTF8).
 fn chr(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
     let v = arg_i64(a, 0);
+    if v < 0 {
+        return Err(PgError::new(sqlstate::INVALID_PARAMETER_VALUE, "character number must be positive"));
+    }
     if v == 0 {
         return Err(PgError::new(sqlstate::PROGRAM_LIMIT_EXCEEDED, "null character not permitted"));
     }
-    match u32::try_from(v).ok().and_then(char::from_u32) {
+    if v > 0x10ffff {
+        return Err(PgError::new(sqlstate::PROGRAM_LIMIT_EXCEEDED, format!("requested character too large for encoding: {v}")));
+    }
+    match char::from_u32(v as u32) {
         Some(c) => text(c.to_string()),
-        None => Err(PgError::new(sqlstate::PROGRAM_LIMIT_EXCEEDED, "requested character too large for encoding: ".to_string() + &v.to_string())),
+        // Surrogate halves are not characters.
+        None => Err(PgError::new(sqlstate::PROGRAM_LIMIT_EXCEEDED, format!("requested character not valid for encoding: {v}"))),
     }
 }
 
@@ -363,6 +371,19 @@ fn quote_nullable(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
         return text("NULL");
     }
     quote_literal(a, c)
+}
+
+/// quote_literal(anyelement) and quote_nullable(anyelement) are SQL
+/// functions in PostgreSQL (`quote_literal($1::text)`): the value goes
+/// through its cast to text, so booleans read 'true' and char(n) loses its
+/// padding.
+fn quote_any(a: &[Datum], c: &FnCtx, nullable: bool) -> PgResult<Datum> {
+    if a[0].is_null() {
+        return if nullable { text("NULL") } else { Ok(Datum::Null) };
+    }
+    let from = c.arg_types.first().copied().unwrap_or(tusk_types::SqlType::new(oid::TEXT));
+    let as_text = super::cast::cast_datum_env(a[0].clone(), from, tusk_types::SqlType::new(oid::TEXT), true, c.env)?;
+    text(quote_literal_str(as_text.as_str().unwrap_or("")))
 }
 
 fn overlay(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
@@ -678,17 +699,39 @@ fn regexp_matches(a: &[Datum], _: &FnCtx) -> PgResult<SetIter> {
     let s = arg_str(a, 0).to_string();
     let mut rows = Vec::new();
     for caps in re.captures_iter(&s) {
-        let vals: Vec<Datum> = if caps.len() > 1 {
-            (1..caps.len()).map(|i| caps.get(i).map(|m| Datum::text(m.as_str())).unwrap_or(Datum::Null)).collect()
-        } else {
-            vec![Datum::text(caps.get(0).map(|m| m.as_str()).unwrap_or(""))]
-        };
+        let vals = match_values(&caps);
         rows.push(Ok(Datum::Array(Arc::new(Array::from_vec(oid::TEXT, vals)))));
         if !flags.global {
             break;
         }
     }
     Ok(Box::new(rows.into_iter()))
+}
+
+/// regexp_match(text, text [, flags]): the first match's captures (or the
+/// whole match) as a text[], NULL when there is none.
+fn regexp_match(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
+    let flags = if a.len() > 2 { parse_flags(arg_str(a, 2))? } else { RegexFlags { global: false, case_insensitive: false } };
+    if flags.global {
+        return Err(PgError::new(sqlstate::INVALID_PARAMETER_VALUE, "regexp_match() does not support the \"global\" option")
+            .with_hint("Use the regexp_matches function instead."));
+    }
+    let re = compile_regex(arg_str(a, 1), flags.case_insensitive)?;
+    Ok(match re.captures(arg_str(a, 0)) {
+        Some(caps) => Datum::Array(Arc::new(Array::from_vec(oid::TEXT, match_values(&caps)))),
+        None => Datum::Null,
+    })
+}
+
+/// One match as regexp_match(es) return it: each parenthesized
+/// subexpression's text (NULL if it did not participate), or the whole
+/// match when the pattern has none.
+fn match_values(caps: &regex::Captures) -> Vec<Datum> {
+    if caps.len() > 1 {
+        (1..caps.len()).map(|i| caps.get(i).map(|m| Datum::text(m.as_str())).unwrap_or(Datum::Null)).collect()
+    } else {
+        vec![Datum::text(caps.get(0).map(|m| m.as_str()).unwrap_or(""))]
+    }
 }
 
 /// similar_to_escape: SQL SIMILAR TO pattern to an anchored POSIX regex.
@@ -932,6 +975,9 @@ pub(super) fn register(r: &mut Registry) {
     plain(r, &["quote_ident"], quote_ident);
     plain(r, &["quote_literal"], quote_literal);
     plain(r, &["quote_nullable"], quote_nullable);
+    plain(r, &["oid:1285"], |a, c| quote_any(a, c, false));
+    plain(r, &["oid:1290"], |a, c| quote_any(a, c, true));
+    plain(r, &["regexp_match", "regexp_match_no_flags"], regexp_match);
     plain(r, &["textoverlay", "textoverlay_no_len"], overlay);
     plain(r, &["textlike", "namelike"], textlike);
     plain(r, &["textnlike", "namenlike"], textnlike);
