@@ -28,6 +28,8 @@ set -euo pipefail
 PG_BIN=${PG_BIN:-/usr/lib/postgresql/15/bin}
 CARGO=${CARGO:-cargo}
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# Build where every other script builds (RocksDB takes 20 minutes to compile).
+. "$ROOT/scripts/env.sh"
 
 mode=record
 files=()

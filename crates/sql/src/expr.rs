@@ -116,9 +116,70 @@ pub enum WindowFuncKind {
     Agg(Box<AggCall>),
 }
 
-/// `f(args) OVER (PARTITION BY ... ORDER BY ...)` with the default frame
-/// (the partition up to the current row's last peer, or the whole
-/// partition without ORDER BY).
+/// Which rows a frame's offsets count: physical rows, peer groups, or
+/// values of the (single) ORDER BY key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FrameMode {
+    Rows,
+    Range,
+    Groups,
+}
+
+/// One end of a window frame. Offsets are expressions without column
+/// references (constants or parameters), evaluated once per execution.
+#[derive(Clone, Debug, PartialEq)]
+pub enum FrameBound {
+    UnboundedPreceding,
+    Preceding(Expr),
+    CurrentRow,
+    Following(Expr),
+    UnboundedFollowing,
+}
+
+/// Rows left out of every row's frame (EXCLUDE ...).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FrameExclusion {
+    NoOthers,
+    CurrentRow,
+    Group,
+    Ties,
+}
+
+/// A window frame (PostgreSQL's frameOptions with its offsets).
+#[derive(Clone, Debug, PartialEq)]
+pub struct WindowFrame {
+    pub mode: FrameMode,
+    pub start: FrameBound,
+    pub end: FrameBound,
+    pub exclusion: FrameExclusion,
+}
+
+impl WindowFrame {
+    /// RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW: with ORDER BY,
+    /// the partition up to the current row's last peer; without it, the
+    /// whole partition (every row is a peer).
+    pub fn default_frame() -> WindowFrame {
+        WindowFrame { mode: FrameMode::Range, start: FrameBound::UnboundedPreceding, end: FrameBound::CurrentRow, exclusion: FrameExclusion::NoOthers }
+    }
+
+    fn offsets(&self) -> impl Iterator<Item = &Expr> {
+        [&self.start, &self.end].into_iter().filter_map(|b| match b {
+            FrameBound::Preceding(e) | FrameBound::Following(e) => Some(e),
+            _ => None,
+        })
+    }
+
+    fn map_offsets(self, f: &mut dyn FnMut(Expr) -> Expr) -> WindowFrame {
+        let map = |b: FrameBound, f: &mut dyn FnMut(Expr) -> Expr| match b {
+            FrameBound::Preceding(e) => FrameBound::Preceding(f(e)),
+            FrameBound::Following(e) => FrameBound::Following(f(e)),
+            other => other,
+        };
+        WindowFrame { mode: self.mode, start: map(self.start, f), end: map(self.end, f), exclusion: self.exclusion }
+    }
+}
+
+/// `f(args) OVER (PARTITION BY ... ORDER BY ... frame)`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct WindowCall {
     pub kind: WindowFuncKind,
@@ -127,6 +188,7 @@ pub struct WindowCall {
     pub partition_by: Vec<Expr>,
     /// (expression, descending, nulls first)
     pub order_by: Vec<(Expr, bool, bool)>,
+    pub frame: WindowFrame,
     pub ty: SqlType,
 }
 
@@ -271,6 +333,7 @@ impl Expr {
                 for (e, _, _) in &w.order_by {
                     f(e);
                 }
+                w.frame.offsets().for_each(f);
             }
             Expr::Cast { arg, .. } | Expr::NullTest { arg, .. } | Expr::BoolTest { arg, .. } | Expr::FieldSelect { arg, .. } => f(arg),
             Expr::Case { arg, whens, default, .. } => {
@@ -365,6 +428,7 @@ impl Expr {
                 w.args = map_vec(std::mem::take(&mut w.args), f);
                 w.partition_by = map_vec(std::mem::take(&mut w.partition_by), f);
                 w.order_by = std::mem::take(&mut w.order_by).into_iter().map(|(e, d, n)| (f(e), d, n)).collect();
+                w.frame = std::mem::replace(&mut w.frame, WindowFrame::default_frame()).map_offsets(f);
                 Expr::Window(w)
             }
             Expr::Cast { arg, spec } => Expr::Cast { arg: Box::new(f(*arg)), spec },

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use tusk_types::SqlType;
 
 use crate::catalog::Relation;
-use crate::expr::{AggCall, Expr};
+use crate::expr::{AggCall, Expr, WindowCall};
 use crate::query::{JoinKind, SetOpKind};
 
 /// A key range over an index (or the table's own primary key).
@@ -85,6 +85,10 @@ pub enum Plan {
     },
     /// Grouping: output is the group key values, then the aggregate results.
     Agg { input: Box<Plan>, group: Vec<Expr>, aggs: Vec<AggCall> },
+    /// Window functions over the input rows, which a Sort below has ordered
+    /// by `partition` then `order`: each output row is the input row
+    /// followed by one value per function.
+    WindowAgg { input: Box<Plan>, partition: Vec<Expr>, order: Vec<(Expr, bool, bool)>, funcs: Vec<WindowCall> },
     Sort { input: Box<Plan>, keys: Vec<SortKey> },
     /// LIMIT/OFFSET; with `ties`, rows equal to the last one on these keys follow.
     Limit { input: Box<Plan>, limit: Option<Expr>, offset: Option<Expr>, ties: Vec<SortKey> },

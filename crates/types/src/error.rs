@@ -136,6 +136,8 @@ pub mod sqlstate {
     pub const SUBSTRING_ERROR: &str = "22011";
     pub const ZERO_LENGTH_CHARACTER_STRING: &str = "2200F";
     pub const INVALID_PRECEDING_OR_FOLLOWING_SIZE: &str = "22013";
+    pub const INVALID_ARGUMENT_FOR_NTILE: &str = "22014";
+    pub const INVALID_ARGUMENT_FOR_NTH_VALUE: &str = "22016";
     pub const INVALID_CHARACTER_VALUE_FOR_CAST: &str = "22018";
     pub const TRIM_ERROR: &str = "22027";
     pub const ARRAY_ELEMENT_ERROR: &str = "2202E";

@@ -873,16 +873,26 @@ impl<'a> Analyzer<'a> {
                 }
             }
         }
-        if f.over.is_some() {
-            return Err(PgError::unsupported("window functions").with_position(pos(f.location)));
-        }
         if f.agg_within_group {
             return Err(PgError::unsupported("WITHIN GROUP aggregates").with_position(pos(f.location)));
         }
-        // Aggregate arguments are analyzed with aggregates forbidden inside.
-        let is_agg_name = self.b.procs_by_name.get(&name).map(|v| v.iter().any(|o| self.b.procs[o].kind == 'a')).unwrap_or(false);
+        let window = f.over.is_some();
+        if window {
+            self.check_window_allowed(f.location)?;
+        }
+        let proc_kinds = |k: char| self.b.procs_by_name.get(&name).map(|v| v.iter().any(|o| self.b.procs[o].kind == k)).unwrap_or(false);
+        let is_agg_name = proc_kinds('a');
+        let is_window_name = proc_kinds('w');
+        // Aggregate arguments are analyzed with aggregates forbidden inside;
+        // an aggregate used as a window function runs after grouping, so its
+        // arguments may hold (ordinary) aggregates.
+        let agg_call = is_agg_name && !window;
         let was_in_agg = self.level_ref().in_agg;
-        if is_agg_name {
+        let was_in_window = self.level_ref().in_window;
+        if window {
+            self.level().in_window = true;
+        }
+        if agg_call {
             if was_in_agg {
                 return Err(PgError::new(sqlstate::GROUPING_ERROR, "aggregate function calls cannot be nested").with_position(pos(f.location)));
             }
@@ -895,7 +905,7 @@ impl<'a> Analyzer<'a> {
         let filter = if is_agg_name { f.agg_filter.as_ref().map(|x| self.transform_expr(x)).transpose() } else { Ok(None) };
         let mut order = Vec::new();
         let mut order_err = None;
-        if is_agg_name {
+        if agg_call {
             for s in &f.agg_order {
                 if let Some(NodeEnum::SortBy(sb)) = &s.node {
                     match sb.node.as_deref().map(|n| self.transform_expr(n)) {
@@ -906,9 +916,10 @@ impl<'a> Analyzer<'a> {
                 }
             }
         }
-        if is_agg_name {
+        if agg_call {
             self.level().in_agg = was_in_agg;
         }
+        self.level().in_window = was_in_window;
         let args = args?;
         let filter = filter?;
         if let Some(e) = order_err {
@@ -921,7 +932,7 @@ impl<'a> Analyzer<'a> {
             )
             .with_position(pos(f.location)));
         }
-        if (f.agg_distinct || !f.agg_order.is_empty() || f.agg_filter.is_some()) && !is_agg_name {
+        if (f.agg_distinct || !f.agg_order.is_empty() || f.agg_filter.is_some()) && !is_agg_name && !is_window_name {
             let what = if f.agg_distinct { "DISTINCT" } else if f.agg_filter.is_some() { "FILTER" } else { "ORDER BY" };
             return Err(PgError::new(
                 sqlstate::WRONG_OBJECT_TYPE,
@@ -1020,6 +1031,18 @@ impl<'a> Analyzer<'a> {
             coerced.push(self.coerce_to(a, target, CoercionContext::Implicit, f.location)?);
         }
         let ret_ty = t(if ret == oid::RECORD { oid::RECORD } else { ret });
+        if window && proc.kind != 'a' && proc.kind != 'w' {
+            return Err(PgError::new(
+                sqlstate::WRONG_OBJECT_TYPE,
+                format!("OVER specified, but {name} is not a window function nor an aggregate function"),
+            )
+            .with_position(pos(f.location)));
+        }
+        if window && proc.kind == 'w' {
+            let kind = super::window::window_func_kind(&name)
+                .ok_or_else(|| PgError::unsupported(format!("window function {name}")).with_position(pos(f.location)))?;
+            return self.transform_window_call(f, &name, Some(kind), None, coerced, ret_ty);
+        }
         if proc.kind == 'a' {
             if let Some(clause) = self.level_ref().agg_forbidden {
                 return Err(agg_not_allowed(clause, f.location));
@@ -1036,9 +1059,11 @@ impl<'a> Analyzer<'a> {
                 Some(x) => Some(Box::new(self.coerce_to_boolean(x, "FILTER", f.location)?)),
                 None => None,
             };
-            self.level().has_aggs = true;
+            if !window {
+                self.level().has_aggs = true;
+            }
             let arg_types = coerced.iter().map(|a| a.ty()).collect();
-            return Ok(Expr::Agg(Box::new(AggCall {
+            let call = AggCall {
                 oid: proc.oid,
                 name: Arc::from(name.as_str()),
                 kind,
@@ -1049,7 +1074,11 @@ impl<'a> Analyzer<'a> {
                 filter,
                 order_by: order,
                 ty: ret_ty,
-            })));
+            };
+            if window {
+                return self.transform_window_call(f, &name, None, Some(call), Vec::new(), ret_ty);
+            }
+            return Ok(Expr::Agg(Box::new(call)));
         }
         if proc.kind == 'w' {
             return Err(PgError::new(

@@ -12,6 +12,7 @@ mod dml;
 mod expr;
 mod select;
 mod updatable;
+mod window;
 pub mod types;
 
 use std::cell::RefCell;
@@ -64,6 +65,14 @@ pub(crate) struct Level {
     pub has_aggs: bool,
     /// Set while analyzing an aggregate's arguments (nested aggregates are errors).
     pub in_agg: bool,
+    /// Where window functions are refused besides where aggregates are
+    /// (HAVING, window definitions), and what to call the clause.
+    pub window_forbidden: Option<&'static str>,
+    /// Set while analyzing a window function's arguments.
+    pub in_window: bool,
+    pub has_windows: bool,
+    /// The WINDOW clause's named windows.
+    pub windows: Vec<pg_query::protobuf::WindowDef>,
 }
 
 pub struct Analyzer<'a> {

@@ -19,6 +19,15 @@ use crate::query::*;
 /// is the set operation's result.
 pub const SETOP_RTE: usize = usize::MAX;
 
+/// GROUP BY naming an output column that holds a window function: the
+/// window runs after grouping, so it cannot define the groups.
+fn check_no_window_in_group_by(e: &Expr) -> PgResult<()> {
+    if e.any(&mut |x| matches!(x, Expr::Window(_))) {
+        return Err(PgError::new(sqlstate::WINDOWING_ERROR, "window functions are not allowed in GROUP BY"));
+    }
+    Ok(())
+}
+
 fn sort_dir(sb: &pb::SortBy) -> (bool, bool) {
     let desc = sb.sortby_dir == 3;
     let nulls_first = match sb.sortby_nulls {
@@ -64,6 +73,8 @@ impl<'a> Analyzer<'a> {
             self.level().agg_forbidden = None;
             q.quals = Some(self.coerce_to_boolean(e, "WHERE", expr_location(w))?);
         }
+        // WINDOW: named windows for the OVER clauses below.
+        self.transform_window_clause(&stmt.window_clause)?;
         // Target list
         q.targets = self.transform_target_list(&stmt.target_list, resolve_unknowns)?;
         // GROUP BY
@@ -75,11 +86,11 @@ impl<'a> Analyzer<'a> {
         }
         // HAVING
         if let Some(h) = &stmt.having_clause {
-            let e = self.transform_expr(h)?;
+            let saved = self.level().window_forbidden.replace("HAVING");
+            let e = self.transform_expr(h);
+            self.level().window_forbidden = saved;
+            let e = e?;
             q.having = Some(self.coerce_to_boolean(e, "HAVING", expr_location(h))?);
-        }
-        if !stmt.window_clause.is_empty() {
-            return Err(PgError::unsupported("WINDOW clauses"));
         }
         // ORDER BY
         let distinct = !stmt.distinct_clause.is_empty();
@@ -681,6 +692,7 @@ impl<'a> Analyzer<'a> {
                         return Err(PgError::new(sqlstate::GROUPING_ERROR, "aggregate functions are not allowed in GROUP BY")
                             .with_position(pos(c.location)));
                     }
+                    check_no_window_in_group_by(&e)?;
                     return Ok(e);
                 }
             }
@@ -693,6 +705,7 @@ impl<'a> Analyzer<'a> {
                     if !is_input {
                         let matches: Vec<&TargetEntry> = targets.iter().filter(|t| !t.junk && t.name == name).collect();
                         if matches.len() == 1 {
+                            check_no_window_in_group_by(&matches[0].expr)?;
                             return Ok(matches[0].expr.clone());
                         }
                     }

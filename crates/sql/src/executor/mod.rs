@@ -11,6 +11,7 @@ mod join;
 mod modify;
 mod nodes;
 pub mod table;
+mod window;
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -125,6 +126,9 @@ pub fn build(plan: &Plan, cx: &ExecCx) -> PgResult<Box<dyn Node>> {
             ))
         }
         Plan::Agg { input, group, aggs } => Box::new(agg::AggNode::new(build(input, cx)?, group.clone(), aggs.clone())),
+        Plan::WindowAgg { input, partition, order, funcs } => {
+            Box::new(window::WindowAggNode::new(build(input, cx)?, partition.clone(), order.clone(), funcs.clone()))
+        }
         Plan::Sort { input, keys } => Box::new(SortNode::new(build(input, cx)?, keys.clone())),
         Plan::Limit { input, limit, offset, ties } => Box::new(LimitNode::new(build(input, cx)?, limit.clone(), offset.clone(), ties.clone())),
         Plan::Distinct { input, on } => Box::new(DistinctNode::new(build(input, cx)?, on.clone())),

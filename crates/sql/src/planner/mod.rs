@@ -18,7 +18,7 @@ use tusk_types::{sqlstate, PgError, PgResult, SqlType};
 
 use crate::catalog::builtin::Builtins;
 use crate::catalog::{builtins, DbCatalog};
-use crate::expr::{AggCall, BoolOp, Expr, SubPlan, Var};
+use crate::expr::{AggCall, BoolOp, Expr, SubPlan, Var, WindowCall};
 use crate::plan::*;
 use crate::plan::SortKey;
 use crate::query::*;
@@ -377,6 +377,8 @@ impl<'a> Planner<'a> {
             targets = q.targets.iter().map(|t| self.set_refs(t.expr.clone(), &layout)).collect::<PgResult<_>>()?;
             input_width = layout.width;
         }
+        let (windowed, targets) = plan_windows(plan, targets, input_width);
+        plan = windowed;
         let has_srf = targets.iter().any(|t| t.any(&mut |x| matches!(x, Expr::Func { func, .. } if func.imp.is_set())));
         plan = if has_srf {
             Plan::ProjectSet { input: plan.boxed(), exprs: targets, input_width }
@@ -1036,6 +1038,68 @@ impl<'a> Planner<'a> {
 enum Item {
     Plain(Plan),
     Lateral(Arc<Plan>, Vec<Expr>),
+}
+
+/// Window functions in the (already converted) target list: one WindowAgg
+/// per distinct PARTITION BY / ORDER BY, each over a Sort by its keys, in
+/// order of first use; the calls become columns the WindowAggs append to
+/// their input rows. (Frames may differ within one WindowAgg.)
+fn plan_windows(mut plan: Plan, targets: Vec<Expr>, input_width: usize) -> (Plan, Vec<Expr>) {
+    // Above every input column: marks a call's place until its column is known.
+    const MARK: usize = 1 << 40;
+    let mut calls: Vec<WindowCall> = Vec::new();
+    let targets: Vec<Expr> = targets
+        .into_iter()
+        .map(|t| {
+            t.rewrite(&mut |e| match e {
+                Expr::Window(w) => {
+                    let ty = w.ty;
+                    let k = calls.iter().position(|c| *c == *w).unwrap_or_else(|| {
+                        calls.push(*w);
+                        calls.len() - 1
+                    });
+                    Expr::Column(MARK + k, ty)
+                }
+                other => other,
+            })
+        })
+        .collect();
+    if calls.is_empty() {
+        return (plan, targets);
+    }
+    #[allow(clippy::type_complexity)]
+    let mut specs: Vec<(Vec<Expr>, Vec<(Expr, bool, bool)>, Vec<usize>)> = Vec::new();
+    for (k, c) in calls.iter().enumerate() {
+        match specs.iter_mut().find(|(p, o, _)| *p == c.partition_by && *o == c.order_by) {
+            Some(spec) => spec.2.push(k),
+            None => specs.push((c.partition_by.clone(), c.order_by.clone(), vec![k])),
+        }
+    }
+    let mut column_of = vec![0; calls.len()];
+    let mut width = input_width;
+    for (partition, order, members) in specs {
+        let mut keys: Vec<SortKey> = partition.iter().map(|e| SortKey { expr: e.clone(), descending: false, nulls_first: false }).collect();
+        keys.extend(order.iter().map(|(e, d, n)| SortKey { expr: e.clone(), descending: *d, nulls_first: *n }));
+        if !keys.is_empty() {
+            plan = Plan::Sort { input: plan.boxed(), keys };
+        }
+        for (i, &k) in members.iter().enumerate() {
+            column_of[k] = width + i;
+        }
+        width += members.len();
+        let funcs = members.iter().map(|&k| calls[k].clone()).collect();
+        plan = Plan::WindowAgg { input: plan.boxed(), partition, order, funcs };
+    }
+    let targets = targets
+        .into_iter()
+        .map(|t| {
+            t.rewrite(&mut |e| match e {
+                Expr::Column(c, ty) if c >= MARK => Expr::Column(column_of[c - MARK], ty),
+                other => other,
+            })
+        })
+        .collect();
+    (plan, targets)
 }
 
 fn shift_columns(e: Expr, by: usize) -> Expr {
