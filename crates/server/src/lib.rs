@@ -165,7 +165,10 @@ impl Server {
                     let shared = self.shared.clone();
                     let spawned = std::thread::Builder::new()
                         .name("tusk-session".into())
-                        .stack_size(16 << 20)
+                        // Deep statements recurse deeply (parse tree decoding,
+                        // analysis, evaluation; see parser::MAX_TREE_DEPTH);
+                        // untouched stack costs only address space.
+                        .stack_size(64 << 20)
                         .spawn(move || connection::serve(shared, stream));
                     if let Err(e) = spawned {
                         log::error!("could not start a session thread: {e}");

@@ -66,6 +66,7 @@ pub fn parse_with(sql: &str, standard_conforming_strings: bool) -> PgResult<Vec<
         tusk_set_standard_conforming_strings(standard_conforming_strings);
         tusk_set_escape_string_warning(false);
     }
+    check_text_depth(sql)?;
     let input = CString::new(sql).map_err(|_| {
         PgError::new(sqlstate::PROTOCOL_VIOLATION, "invalid message format")
             .with_detail("query string contains a zero byte")
@@ -85,8 +86,9 @@ pub fn parse_with(sql: &str, standard_conforming_strings: bool) -> PgResult<Vec<
             Err(err)
         } else {
             let data = std::slice::from_raw_parts(result.parse_tree.data as *const u8, result.parse_tree.len);
-            protobuf::ParseResult::decode(data)
-                .map_err(|e| PgError::internal(format!("could not decode parse tree: {e}")))
+            check_tree_depth(data).and_then(|()| {
+                protobuf::ParseResult::decode(data).map_err(|e| PgError::internal(format!("could not decode parse tree: {e}")))
+            })
         }
     };
     unsafe { pg_query_free_protobuf_parse_result(result) };
@@ -200,5 +202,214 @@ mod tests {
         assert_eq!(err.code, sqlstate::SYNTAX_ERROR);
         assert_eq!(err.message, "syntax error at or near \"FORM\"");
         assert_eq!(err.position, Some(10));
+    }
+}
+
+/// Deepest parse tree (in protobuf message levels) Tusk decodes. Decoding
+/// recurses, about 2 KB of stack per level, and session threads have 64 MB;
+/// PostgreSQL itself refuses somewhat shallower trees once analysis
+/// exhausts its 2 MB max_stack_depth (a sum of 5,000 terms), so nothing
+/// PostgreSQL runs is refused here.
+pub const MAX_TREE_DEPTH: usize = 12_000;
+
+/// PostgreSQL's answer to a statement nested too deeply.
+pub fn stack_depth_error() -> PgError {
+    PgError::new(sqlstate::STATEMENT_TOO_COMPLEX, "stack depth limit exceeded").with_hint(
+        "Increase the configuration parameter \"max_stack_depth\" (currently 2048kB), after ensuring the platform's stack depth limit is adequate.",
+    )
+}
+
+/// Statements longer than this are scanned for nesting before parsing.
+/// libpg_query turns the parse tree into protobuf recursively, without a
+/// stack check, using a few hundred bytes of stack per level; a shorter
+/// statement cannot nest deeply enough to exhaust a session thread's stack.
+const SCAN_DEPTH_ABOVE_LEN: usize = 32 * 1024;
+
+/// The nesting bound past which a statement is refused unparsed: well above
+/// what PostgreSQL runs, well below what overflows the stack in libpg_query.
+const MAX_TEXT_DEPTH: usize = 60_000;
+
+/// Refuses, before libpg_query sees it, a long statement that might nest
+/// too deeply for its recursive protobuf output (an adversarial sum of a
+/// million terms would otherwise overflow the session thread's stack and
+/// take the server down). The bound comes from the tokens: every token may
+/// open a level, except separators after which nesting starts over at the
+/// current parenthesis depth (commas, AND/OR, which PostgreSQL's grammar
+/// flattens, CASE arms and statement ends), and each parenthesis or
+/// bracket level adds its own. It overestimates, never underestimates.
+fn check_text_depth(sql: &str) -> PgResult<()> {
+    use protobuf::Token;
+    if sql.len() <= SCAN_DEPTH_ABOVE_LEN {
+        return Ok(());
+    }
+    // A scan error is left for the parser to report.
+    let Ok(scanned) = pg_query::scan(sql) else { return Ok(()) };
+    // Tokens counted at each open parenthesis level, outermost first.
+    let mut levels: Vec<usize> = vec![0];
+    let mut total = 0usize;
+    for t in &scanned.tokens {
+        let tok = Token::from_i32(t.token).unwrap_or(Token::Nul);
+        match tok {
+            Token::Ascii40 | Token::Ascii91 => {
+                levels.push(1);
+                total += 1;
+            }
+            Token::Ascii41 | Token::Ascii93 => {
+                if levels.len() > 1 {
+                    total -= levels.pop().unwrap_or(0);
+                }
+            }
+            Token::Ascii44 | Token::Ascii59 | Token::And | Token::Or | Token::When | Token::Then | Token::Else => {
+                let top = levels.last_mut().expect("the outermost level stays");
+                total -= *top;
+                *top = 0;
+            }
+            _ => {
+                *levels.last_mut().expect("the outermost level stays") += 1;
+                total += 1;
+            }
+        }
+        if total > MAX_TEXT_DEPTH {
+            return Err(stack_depth_error());
+        }
+    }
+    Ok(())
+}
+
+/// Refuses a parse tree too deep to decode safely. Small buffers cannot
+/// nest deeply (each level costs at least two bytes), so only large ones
+/// are scanned.
+fn check_tree_depth(data: &[u8]) -> PgResult<()> {
+    if data.len() / 2 <= MAX_TREE_DEPTH {
+        return Ok(());
+    }
+    match message_depth(data, MAX_TREE_DEPTH + 1) {
+        Some(d) if d <= MAX_TREE_DEPTH => Ok(()),
+        _ => Err(stack_depth_error()),
+    }
+}
+
+/// Nesting depth of a protobuf message, read without its schema: a
+/// length-delimited field counts as a nested message when its bytes parse
+/// as one, else as a string. None if `data` is not a valid message. Stops
+/// at `cap` levels. Iterative, since the point is not to recurse deeply.
+fn message_depth(data: &[u8], cap: usize) -> Option<usize> {
+    fn varint(data: &[u8], pos: &mut usize, end: usize) -> Option<u64> {
+        let mut v = 0u64;
+        for shift in (0..64).step_by(7) {
+            if *pos >= end {
+                return None;
+            }
+            let b = data[*pos];
+            *pos += 1;
+            v |= u64::from(b & 0x7f) << shift;
+            if b & 0x80 == 0 {
+                return Some(v);
+            }
+        }
+        None
+    }
+    /// A message being read: where its bytes end, the read position, and
+    /// the depth of its deepest nested message so far.
+    struct Frame {
+        end: usize,
+        pos: usize,
+        deepest: usize,
+    }
+    let mut stack = vec![Frame { end: data.len(), pos: 0, deepest: 0 }];
+    loop {
+        let top = stack.last_mut().expect("the outermost frame is popped last");
+        if top.pos == top.end {
+            // A whole message: it nests one level above its deepest child.
+            let depth = top.deepest + 1;
+            stack.pop();
+            match stack.last_mut() {
+                None => return Some(depth),
+                Some(parent) => parent.deepest = parent.deepest.max(depth),
+            }
+            continue;
+        }
+        let end = top.end;
+        let mut pos = top.pos;
+        let field = (|| {
+            let tag = varint(data, &mut pos, end)?;
+            if tag >> 3 == 0 {
+                return None;
+            }
+            match tag & 7 {
+                0 => varint(data, &mut pos, end).map(|_| None),
+                1 => pos.checked_add(8).filter(|&p| p <= end).map(|p| {
+                    pos = p;
+                    None
+                }),
+                5 => pos.checked_add(4).filter(|&p| p <= end).map(|p| {
+                    pos = p;
+                    None
+                }),
+                2 => {
+                    let len = usize::try_from(varint(data, &mut pos, end)?).ok()?;
+                    let sub_end = pos.checked_add(len).filter(|&e| e <= end)?;
+                    Some(Some((pos, sub_end)))
+                }
+                _ => None,
+            }
+        })();
+        match field {
+            Some(None) => top.pos = pos,
+            Some(Some((start, sub_end))) => {
+                top.pos = sub_end;
+                if stack.len() >= cap {
+                    return Some(cap);
+                }
+                stack.push(Frame { end: sub_end, pos: start, deepest: 0 });
+            }
+            None => {
+                // Not a message: as a nested attempt, the field was a string
+                // (its parent already moved past it); at the top, invalid.
+                stack.pop();
+                if stack.is_empty() {
+                    return None;
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod depth_tests {
+    use super::*;
+
+    #[test]
+    fn deep_but_legal_trees_parse() {
+        // PostgreSQL runs a 4,000-term sum; prost's default limit refused 50.
+        let sql = format!("SELECT {}", vec!["1"; 4000].join("+"));
+        let h = std::thread::Builder::new().stack_size(64 << 20).spawn(move || parse(&sql).map(|s| s.len())).unwrap();
+        assert_eq!(h.join().unwrap().unwrap(), 1);
+    }
+
+    #[test]
+    fn too_deep_trees_are_refused_not_decoded() {
+        let sql = format!("SELECT {}", vec!["1"; 20_000].join("+"));
+        let h = std::thread::Builder::new().stack_size(64 << 20).spawn(move || parse(&sql).map(|_| ())).unwrap();
+        let err = h.join().unwrap().unwrap_err();
+        assert_eq!(err.code, sqlstate::STATEMENT_TOO_COMPLEX);
+        assert_eq!(err.message, "stack depth limit exceeded");
+    }
+
+    #[test]
+    fn adversarially_deep_statements_are_refused_unparsed() {
+        // Far deeper than any stack: must be refused before libpg_query
+        // recurses over it.
+        let sql = format!("SELECT {}", vec!["1"; 2_000_000].join("+"));
+        let h = std::thread::Builder::new().stack_size(8 << 20).spawn(move || parse(&sql).map(|_| ()).unwrap_err().message).unwrap();
+        assert_eq!(h.join().unwrap(), "stack depth limit exceeded");
+    }
+
+    #[test]
+    fn wide_trees_are_not_deep() {
+        let sql = format!("INSERT INTO t VALUES {}", vec!["(1, 'x', 2.5)"; 50_000].join(","));
+        assert_eq!(parse(&sql).unwrap().len(), 1);
+        let sql = format!("SELECT 1 WHERE 1 IN ({}) OR {}", vec!["1"; 100_000].join(","), vec!["true"; 100_000].join(" OR "));
+        assert_eq!(parse(&sql).unwrap().len(), 1);
     }
 }

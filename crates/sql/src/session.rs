@@ -63,6 +63,26 @@ pub struct SqlSession {
     /// Temporary tables created ON COMMIT DELETE ROWS / DROP, acted on at
     /// every commit while they exist.
     pub on_commit: RefCell<Vec<(Oid, OnCommit)>>,
+    /// Sequence states before this transaction restarted them (TRUNCATE
+    /// RESTART IDENTITY, ALTER SEQUENCE RESTART), put back if it rolls back.
+    sequence_undo: RefCell<Vec<(Oid, i64, bool)>>,
+    /// One mark per open storage savepoint: the session state to return to
+    /// when the transaction rolls back to it.
+    savepoint_marks: RefCell<Vec<SavepointMark>>,
+}
+
+/// What ROLLBACK TO SAVEPOINT undoes besides the storage writes: the work
+/// the transaction deferred to commit (storage and sequence drops), the
+/// sequences it restarted, and the settings it changed (SET is
+/// transactional in PostgreSQL, savepoints included).
+struct SavepointMark {
+    pending_drops: usize,
+    pending_seq_drops: usize,
+    sequence_undo: usize,
+    local_settings: usize,
+    settings: Settings,
+    settings_at_begin: Option<Settings>,
+    on_commit: Vec<(Oid, OnCommit)>,
 }
 
 /// What a temporary table's ON COMMIT clause asks for at commit.
@@ -108,6 +128,8 @@ impl SqlSession {
             pending_drops: RefCell::new(Vec::new()),
             pending_seq_drops: RefCell::new(Vec::new()),
             on_commit: RefCell::new(Vec::new()),
+            sequence_undo: RefCell::new(Vec::new()),
+            savepoint_marks: RefCell::new(Vec::new()),
             settings_at_begin: RefCell::new(None),
             local_settings: RefCell::new(Vec::new()),
             cluster_changed: false,
@@ -204,6 +226,8 @@ impl SqlSession {
         let drops = std::mem::take(&mut *self.pending_drops.borrow_mut());
         let seq_drops = std::mem::take(&mut *self.pending_seq_drops.borrow_mut());
         let cluster_changed = std::mem::replace(&mut self.cluster_changed, false);
+        self.savepoint_marks.borrow_mut().clear();
+        self.sequence_undo.borrow_mut().clear();
         let result = txn.commit();
         if cluster_changed {
             self.cluster.reload_cluster()?;
@@ -302,6 +326,24 @@ impl SqlSession {
         self.pending_seq_drops.borrow_mut().push(seq);
     }
 
+    /// Restarts a sequence so that a rollback of this transaction (or of a
+    /// savepoint it is under) puts the old state back.
+    pub fn restart_sequence(&self, seq: Oid, info: &crate::catalog::SequenceInfo, value: i64) -> PgResult<()> {
+        let (last, called) = self.cluster.sequences.peek(seq, info)?;
+        self.cluster.sequences.restart(seq, value)?;
+        self.sequence_undo.borrow_mut().push((seq, last, called));
+        Ok(())
+    }
+
+    /// Puts back sequence states recorded after the first `keep` entries.
+    fn undo_sequence_restarts(&self, keep: usize) {
+        let undo: Vec<(Oid, i64, bool)> = self.sequence_undo.borrow_mut().drain(keep..).collect();
+        for (seq, last, called) in undo.into_iter().rev() {
+            // The sequence may have been dropped meanwhile; nothing to restore then.
+            let _ = self.cluster.sequences.restore(seq, last, called);
+        }
+    }
+
     pub fn rollback(&mut self) {
         if let Some(txn) = self.txn.take() {
             txn.rollback();
@@ -309,6 +351,8 @@ impl SqlSession {
         self.txn_catalog = None;
         self.pending_drops.borrow_mut().clear();
         self.pending_seq_drops.borrow_mut().clear();
+        self.savepoint_marks.borrow_mut().clear();
+        self.undo_sequence_restarts(0);
         self.cluster_changed = false;
         self.end_settings_transaction(false);
     }
@@ -321,13 +365,43 @@ impl SqlSession {
         }
     }
 
+    /// Sets a storage savepoint and remembers the session state with it.
     pub fn savepoint(&mut self) -> PgResult<()> {
         self.txn()?.savepoint();
+        self.savepoint_marks.borrow_mut().push(SavepointMark {
+            pending_drops: self.pending_drops.borrow().len(),
+            pending_seq_drops: self.pending_seq_drops.borrow().len(),
+            sequence_undo: self.sequence_undo.borrow().len(),
+            local_settings: self.local_settings.borrow().len(),
+            settings: self.settings.borrow().clone(),
+            settings_at_begin: self.settings_at_begin.borrow().clone(),
+            on_commit: self.on_commit.borrow().clone(),
+        });
         Ok(())
     }
 
+    /// Rolls back to the newest storage savepoint (and removes it), with
+    /// the session state remembered there.
     pub fn rollback_to_savepoint(&mut self) -> PgResult<()> {
         self.txn()?.rollback_to_savepoint()?;
+        let mark = self.savepoint_marks.borrow_mut().pop();
+        debug_assert!(mark.is_some(), "every storage savepoint has a mark");
+        if let Some(m) = mark {
+            self.pending_drops.borrow_mut().truncate(m.pending_drops);
+            self.pending_seq_drops.borrow_mut().truncate(m.pending_seq_drops);
+            self.undo_sequence_restarts(m.sequence_undo);
+            self.local_settings.borrow_mut().truncate(m.local_settings);
+            let (isolation, read_only) = {
+                let cur = self.settings.borrow();
+                (cur.transaction_isolation, cur.transaction_read_only)
+            };
+            let mut restored = m.settings;
+            restored.transaction_isolation = isolation;
+            restored.transaction_read_only = read_only;
+            *self.settings.borrow_mut() = restored;
+            *self.settings_at_begin.borrow_mut() = m.settings_at_begin;
+            *self.on_commit.borrow_mut() = m.on_commit;
+        }
         if self.txn_catalog.is_some() {
             self.reload_txn_catalog()?;
         }

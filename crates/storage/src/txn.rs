@@ -238,6 +238,18 @@ impl Txn {
         .map_err(storage_error)
     }
 
+    /// Reads the newest committed version of a key (plus own writes),
+    /// whatever the snapshot: referential actions must see rows committed
+    /// after the statement began, as PostgreSQL's RI queries do.
+    pub fn get_latest(&self, key: &[u8]) -> PgResult<Option<Vec<u8>>> {
+        let ro = ReadOptions::default();
+        match self.inner.get() {
+            Some(txn) => txn.get_opt(key, &ro),
+            None => self.engine.db().get_opt(key, &ro),
+        }
+        .map_err(storage_error)
+    }
+
     /// Locks `key` exclusively (waiting for other writers) and returns its
     /// latest committed value (READ COMMITTED) or fails with 40001 if it
     /// changed after the transaction's snapshot (REPEATABLE READ).
@@ -298,7 +310,15 @@ impl Txn {
     /// Scans page through a range by calling again with `lower` (or `upper`,
     /// when reversed) moved past the last key returned.
     pub fn scan(&self, lower: &[u8], upper: &[u8], reverse: bool, limit: usize) -> PgResult<Vec<KeyValue>> {
-        let mut ro = self.read_options();
+        self.scan_with(self.read_options(), lower, upper, reverse, limit)
+    }
+
+    /// `scan` of the newest committed versions (plus own writes); see `get_latest`.
+    pub fn scan_latest(&self, lower: &[u8], upper: &[u8], reverse: bool, limit: usize) -> PgResult<Vec<KeyValue>> {
+        self.scan_with(ReadOptions::default(), lower, upper, reverse, limit)
+    }
+
+    fn scan_with(&self, mut ro: ReadOptions, lower: &[u8], upper: &[u8], reverse: bool, limit: usize) -> PgResult<Vec<KeyValue>> {
         ro.set_iterate_lower_bound(lower.to_vec());
         ro.set_iterate_upper_bound(upper.to_vec());
         let mut out = Vec::with_capacity(limit.min(1024));

@@ -195,3 +195,39 @@ async fn sessions_survive_garbage_from_another_client() {
     let other = server.connect("postgres").await;
     other.batch_execute("SELECT 1").await.unwrap();
 }
+
+#[tokio::test]
+async fn delete_waiting_on_a_new_reference_sees_it_and_fails() {
+    // B's DELETE waits for A's lock on the parent row; once A commits its
+    // child row, the DELETE must see that row (not its older snapshot) and
+    // fail, or the child would be orphaned.
+    let server = TestServer::start();
+    let a = server.connect("postgres").await;
+    let b = server.connect("postgres").await;
+    a.batch_execute("CREATE TABLE par (id int PRIMARY KEY); CREATE TABLE ch (pid int REFERENCES par); INSERT INTO par VALUES (1)").await.unwrap();
+    a.batch_execute("BEGIN; INSERT INTO ch VALUES (1)").await.unwrap();
+    let deleter = tokio::spawn(async move {
+        let r = b.batch_execute("DELETE FROM par WHERE id = 1").await;
+        (b, r)
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!deleter.is_finished(), "the DELETE must wait for the inserting transaction");
+    a.batch_execute("COMMIT").await.unwrap();
+    let (_b, r) = deleter.await.unwrap();
+    assert_eq!(code(&r.unwrap_err()), "23503");
+    let n: i64 = a.query_one("SELECT count(*) FROM ch JOIN par ON par.id = ch.pid", &[]).await.unwrap().get(0);
+    assert_eq!(n, 1);
+}
+
+#[tokio::test]
+async fn deeply_nested_statements_get_an_error_not_a_crash() {
+    let server = TestServer::start();
+    let c = server.connect("postgres").await;
+    for n in [5_000usize, 100_000, 2_000_000] {
+        let sql = format!("SELECT {}", vec!["1"; n].join("+"));
+        let e = c.batch_execute(&sql).await.unwrap_err();
+        assert_eq!(code(&e), "54001", "{n} terms");
+    }
+    let v: i32 = c.query_one(&format!("SELECT {}", vec!["1"; 4_000].join("+")), &[]).await.unwrap().get(0);
+    assert_eq!(v, 4_000);
+}

@@ -49,7 +49,13 @@ impl<'a> Analyzer<'a> {
     /// transformExpr
     pub fn transform_expr(&mut self, node: &Node) -> PgResult<Expr> {
         let Some(n) = &node.node else { return Err(PgError::internal("empty expression node")) };
-        self.transform_node(n)
+        if self.expr_depth >= super::MAX_EXPR_DEPTH {
+            return Err(crate::parser::stack_depth_error());
+        }
+        self.expr_depth += 1;
+        let e = self.transform_node(n);
+        self.expr_depth -= 1;
+        e
     }
 
     pub(crate) fn transform_opt(&mut self, node: &Option<Box<Node>>) -> PgResult<Option<Expr>> {

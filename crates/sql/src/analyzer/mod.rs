@@ -83,7 +83,14 @@ pub struct Analyzer<'a> {
     pub(crate) levels: Vec<Level>,
     /// The statement text, for error positions.
     pub sql: &'a str,
+    /// Expressions being analyzed, innermost last (for the depth limit).
+    pub(crate) expr_depth: usize,
 }
+
+/// How deeply expressions may nest. Analysis, planning and evaluation all
+/// recurse over expressions; PostgreSQL refuses a sum of 5,000 terms (its
+/// analysis runs out of max_stack_depth) and runs one of 4,000.
+pub(crate) const MAX_EXPR_DEPTH: usize = 4_500;
 
 pub(crate) fn pos(location: i32) -> Option<u32> {
     if location >= 0 {
@@ -107,7 +114,7 @@ pub(crate) fn name_list(names: &[Node]) -> String {
 
 impl<'a> Analyzer<'a> {
     pub fn new(env: AnalyzerEnv<'a>, param_types: &[SqlType], sql: &'a str) -> Analyzer<'a> {
-        Analyzer { env, b: builtins(), params: RefCell::new(param_types.to_vec()), levels: Vec::new(), sql }
+        Analyzer { env, b: builtins(), params: RefCell::new(param_types.to_vec()), levels: Vec::new(), sql, expr_depth: 0 }
     }
 
     /// Parameter types after analysis; unresolved ones are an error.

@@ -402,10 +402,11 @@ pub fn create_table(s: &mut SqlSession, stmt: &pb::CreateStmt, sql: &str) -> PgR
             seq.sequence = Some(info);
             d.create_relation(&seq)?;
             if sp.identity.is_none() {
+                // As regclass prints it: quoted where the name needs it.
                 let qualified = if nsp == PUBLIC_NAMESPACE || Some(nsp) == s.temp_namespace {
-                    seq_name.clone()
+                    crate::functions::quote_ident(&seq_name)
                 } else {
-                    format!("{}.{}", d.catalog.namespace_name(nsp), seq_name)
+                    format!("{}.{}", crate::functions::quote_ident(&d.catalog.namespace_name(nsp)), crate::functions::quote_ident(&seq_name))
                 };
                 rel.columns[sp.col].default = Some(format!("nextval('{}'::regclass)", qualified.replace('\'', "''")));
             }
@@ -1052,7 +1053,7 @@ pub fn alter_sequence(s: &mut SqlSession, stmt: &pb::AlterSeqStmt, sql: &str) ->
                     format!("RESTART value ({v}) cannot be {} than {} ({})", if v < info.min { "less" } else { "greater" }, if v < info.min { "MINVALUE" } else { "MAXVALUE" }, if v < info.min { info.min } else { info.max }),
                 ));
             }
-            s.cluster.sequences.restart(rel.oid, v)?;
+            s.restart_sequence(rel.oid, &info, v)?;
         }
     }
     s.reload_txn_catalog()
@@ -1110,7 +1111,7 @@ pub fn create_index(s: &mut SqlSession, stmt: &pb::IndexStmt, sql: &str) -> PgRe
         }
         let nsp = rel.namespace;
         let name = if stmt.idxname.is_empty() {
-            choose_name(&rel.name, Some(&names.join("_")), if stmt.primary { "pkey" } else if stmt.unique { "key" } else { "idx" }, &|n| {
+            choose_name(&rel.name, Some(&names.join("_")), if stmt.primary { "pkey" } else if stmt.isconstraint { "key" } else { "idx" }, &|n| {
                 d.relation_name_taken(nsp, n)
             })
         } else {
@@ -1436,12 +1437,14 @@ fn dependents(catalog: &DbCatalog, rel: &Relation) -> (Vec<Oid>, Vec<String>, Ve
 
 /// Columns whose DEFAULT calls nextval on this sequence.
 fn defaults_using_sequence(catalog: &DbCatalog, seq: &Relation) -> Vec<(Oid, usize)> {
-    let qualified = format!("{}.{}", catalog.namespace_name(seq.namespace), seq.name);
+    let q = crate::functions::quote_ident;
+    let name = q(&seq.name).replace('\'', "''");
+    let qualified = format!("{}.{}", q(&catalog.namespace_name(seq.namespace)), q(&seq.name)).replace('\'', "''");
     let mut out = Vec::new();
     for t in catalog.relations.values() {
         for (i, c) in t.columns.iter().enumerate() {
             if let Some(d) = &c.default {
-                if d.contains(&format!("nextval('{}'", seq.name)) || d.contains(&format!("nextval('{}'", qualified)) {
+                if d.contains(&format!("nextval('{name}'")) || d.contains(&format!("nextval('{qualified}'")) {
                     out.push((t.oid, i));
                 }
             }
@@ -1788,7 +1791,7 @@ pub fn truncate(s: &mut SqlSession, stmt: &pb::TruncateStmt, sql: &str) -> PgRes
                 for r in d.catalog.relations.values() {
                     if let Some(seq) = &r.sequence {
                         if seq.owned_by.map(|(t, _)| t) == Some(rel.oid) {
-                            s.cluster.sequences.restart(r.oid, seq.start)?;
+                            s.restart_sequence(r.oid, seq, seq.start)?;
                         }
                     }
                 }
@@ -2387,7 +2390,7 @@ fn alter_table_cmd(d: &Ddl, rel: &Arc<Relation>, c: &pb::AlterTableCmd, objtype:
             s2.sequence = Some(info.clone());
             d.put(&s2)?;
             if let Some(r) = restart {
-                d.s.cluster.sequences.restart(seq.oid, r.unwrap_or(info.start))?;
+                d.s.restart_sequence(seq.oid, &info, r.unwrap_or(info.start))?;
             }
         }
         _ => return Err(PgError::unsupported("this ALTER TABLE subcommand")),

@@ -136,6 +136,14 @@ impl Sequences {
         self.engine.delete_direct(&state_key(seq))
     }
 
+    /// Puts a sequence back in a state it had (a rolled-back restart).
+    pub fn restore(&self, seq: Oid, last_value: i64, is_called: bool) -> PgResult<()> {
+        let mut states = self.states.lock();
+        self.engine.put_direct(&state_key(seq), &encode(last_value, is_called), true)?;
+        states.insert(seq, Arc::new(Mutex::new(SeqState { last_value, is_called, logged: last_value })));
+        Ok(())
+    }
+
     /// ALTER SEQUENCE ... RESTART / new parameters: start over from `value`.
     pub fn restart(&self, seq: Oid, value: i64) -> PgResult<()> {
         self.states.lock().remove(&seq);

@@ -133,9 +133,28 @@ fn values_text(rel: &Relation, cols: &[usize], row: &[Datum], cx: &ExecCx) -> (S
     (names.join(", "), vals.join(", "))
 }
 
+/// The error for removing or changing a key that rows still reference.
+fn still_referenced(info: &RelInfo, child: &RelInfo, fk: &FkIn, old: &[Datum], cx: &ExecCx) -> PgError {
+    let (names, vals) = values_text(&info.table.rel, &fk.parent_cols, old, cx);
+    PgError::new(
+        sqlstate::FOREIGN_KEY_VIOLATION,
+        format!(
+            "update or delete on table \"{}\" violates foreign key constraint \"{}\" on table \"{}\"",
+            info.table.rel.name, fk.name, child.table.rel.name
+        ),
+    )
+    .with_detail(format!("Key ({names})=({vals}) is still referenced from table \"{}\".", child.table.rel.name))
+    .with_constraint(&fk.name)
+}
+
 /// Writes rows of any relation, following foreign key actions into others.
 struct Writer {
     infos: HashMap<u32, Rc<RelInfo>>,
+    /// Rows whose outgoing foreign keys are checked when the statement's
+    /// writes are done (PostgreSQL's RI triggers fire at the end of the
+    /// statement, so a row may reference itself or a row inserted after it
+    /// by the same statement): (relation, new row, old row of an update).
+    fk_checks: Vec<(Rc<RelInfo>, Row, Option<Row>)>,
 }
 
 impl Writer {
@@ -174,6 +193,22 @@ impl Writer {
                 .with_table(&schema, &rel.name)
                 .with_constraint(name));
             }
+        }
+        Ok(())
+    }
+
+    /// Queues the check of a written row's outgoing foreign keys.
+    fn defer_fk_check(&mut self, info: &Rc<RelInfo>, row: &[Datum], old: Option<&[Datum]>) {
+        if !info.fks_out.is_empty() {
+            self.fk_checks.push((info.clone(), row.to_vec(), old.map(<[Datum]>::to_vec)));
+        }
+    }
+
+    /// Runs the queued foreign key checks, at the end of the statement.
+    fn run_fk_checks(&mut self, cx: &ExecCx) -> PgResult<()> {
+        for (info, row, old) in std::mem::take(&mut self.fk_checks) {
+            cx.check()?;
+            self.check_fks_out(&info, &row, old.as_deref(), cx)?;
         }
         Ok(())
     }
@@ -237,18 +272,7 @@ impl Writer {
             }
             let action = if new.is_some() { fk.on_update } else { fk.on_delete };
             match action {
-                FkAction::NoAction | FkAction::Restrict => {
-                    let (names, vals) = values_text(&info.table.rel, &fk.parent_cols, old, cx);
-                    return Err(PgError::new(
-                        sqlstate::FOREIGN_KEY_VIOLATION,
-                        format!(
-                            "update or delete on table \"{}\" violates foreign key constraint \"{}\" on table \"{}\"",
-                            info.table.rel.name, fk.name, child.table.rel.name
-                        ),
-                    )
-                    .with_detail(format!("Key ({names})=({vals}) is still referenced from table \"{}\".", child.table.rel.name))
-                    .with_constraint(&fk.name));
-                }
+                FkAction::NoAction | FkAction::Restrict => return Err(still_referenced(info, &child, fk, old, cx)),
                 FkAction::Cascade => {
                     for (key, row) in rows {
                         match new {
@@ -273,6 +297,11 @@ impl Writer {
                                 None => Datum::Null,
                             };
                         }
+                        // A default equal to the key going away would leave
+                        // the row referencing it (ri_setdefault's recheck).
+                        if fk.child_cols.iter().all(|&cc| !updated[cc].is_null() && updated[cc].group_eq(&row[cc])) {
+                            return Err(still_referenced(info, &child, fk, old, cx));
+                        }
                         self.update_row(&child, &key, &row, updated, cx, depth + 1)?;
                     }
                 }
@@ -293,18 +322,18 @@ impl Writer {
         Ok(d)
     }
 
-    fn insert_row(&mut self, info: &RelInfo, row: &[Datum], cx: &ExecCx) -> PgResult<Vec<u8>> {
+    fn insert_row(&mut self, info: &Rc<RelInfo>, row: &[Datum], cx: &ExecCx) -> PgResult<Vec<u8>> {
         self.check_row(info, row, cx)?;
         let key = info.table.new_row_key(row, cx)?;
         if let Some((i, vals, _)) = info.table.find_conflict(row, &key, cx, None)? {
             return Err(info.table.unique_violation(i, &vals, cx));
         }
-        self.check_fks_out(info, row, None, cx)?;
         info.table.insert(row, &key, cx)?;
+        self.defer_fk_check(info, row, None);
         Ok(key)
     }
 
-    fn update_row(&mut self, info: &RelInfo, key: &[u8], old: &[Datum], new: Vec<Datum>, cx: &ExecCx, depth: usize) -> PgResult<Vec<u8>> {
+    fn update_row(&mut self, info: &Rc<RelInfo>, key: &[u8], old: &[Datum], new: Vec<Datum>, cx: &ExecCx, depth: usize) -> PgResult<Vec<u8>> {
         self.check_row(info, &new, cx)?;
         let new_key = if info.table.key_changes(old, &new) {
             let nk = info.table.updated_row_key(key, &new)?;
@@ -321,7 +350,7 @@ impl Writer {
             info.table.update_in_place(old, &new, key, cx)?;
             key.to_vec()
         };
-        self.check_fks_out(info, &new, Some(old), cx)?;
+        self.defer_fk_check(info, &new, Some(old));
         // Referencing rows follow (or block) the key change after the row is written.
         self.fks_in(info, old, Some(&new), cx, depth)?;
         Ok(new_key)
@@ -381,7 +410,7 @@ impl ModifyNode {
             view_checks,
             old_width,
             recheck,
-            writer: Writer { infos: HashMap::new() },
+            writer: Writer { infos: HashMap::new(), fk_checks: Vec::new() },
             conflict_updated: HashSet::new(),
             output: Vec::new().into_iter(),
         })
@@ -506,6 +535,7 @@ impl ModifyNode {
                 }
             }
         }
+        self.writer.run_fk_checks(cx)?;
         Ok(out)
     }
 
@@ -518,8 +548,8 @@ impl ModifyNode {
         let key = info.table.new_row_key(&row, cx)?;
         match info.table.find_conflict(&row, &key, cx, None)? {
             None => {
-                self.writer.check_fks_out(info, &row, None, cx)?;
                 info.table.insert(&row, &key, cx)?;
+                self.writer.defer_fk_check(info, &row, None);
                 self.conflict_updated.insert(key);
                 self.emit(&row, out, cx)
             }

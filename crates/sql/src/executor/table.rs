@@ -359,6 +359,14 @@ impl TableAccess {
         }
     }
 
+    /// The row's newest committed version (or own write), without locking.
+    pub fn fetch_latest(&self, txn: &Txn, row_key: &[u8]) -> PgResult<Option<Vec<Datum>>> {
+        match txn.get_latest(row_key)? {
+            Some(v) => Ok(Some(self.decode(&v)?)),
+            None => Ok(None),
+        }
+    }
+
     /// Locks the row and reads its newest committed version (see `Txn::get_for_update`).
     pub fn lock_and_fetch_latest(&self, txn: &Txn, row_key: &[u8]) -> PgResult<Option<Vec<Datum>>> {
         match txn.get_for_update(row_key)? {
@@ -427,6 +435,9 @@ impl TableAccess {
 
     /// All rows whose `cols` equal `values` (for foreign key actions),
     /// through an index whose leading columns are `cols` when there is one.
+    /// It reads the newest committed rows, not the statement's snapshot: a
+    /// referencing row committed while this statement waited for the
+    /// referenced row's lock must count, or the delete would orphan it.
     pub fn find_rows(&self, cols: &[usize], values: &[Datum], cx: &ExecCx) -> PgResult<Vec<(Vec<u8>, Vec<Datum>)>> {
         let mut out = Vec::new();
         // Through a secondary index with these leading columns.
@@ -445,10 +456,10 @@ impl TableAccess {
             let end = prefix_end(&p);
             let mut lower = p.clone();
             loop {
-                let batch = cx.txn.scan(&lower, &end, false, SCAN_BATCH)?;
+                let batch = cx.txn.scan_latest(&lower, &end, false, SCAN_BATCH)?;
                 let n = batch.len();
                 for (_, row_key) in &batch {
-                    if let Some(row) = self.fetch(cx.txn, row_key)? {
+                    if let Some(row) = self.fetch_latest(cx.txn, row_key)? {
                         if cols.iter().zip(values).all(|(&c, v)| row[c].group_eq(v)) {
                             out.push((row_key.to_vec(), row));
                         }
@@ -464,7 +475,7 @@ impl TableAccess {
         let mut lower = self.prefix.clone();
         let upper = prefix_end(&self.prefix);
         loop {
-            let batch = cx.txn.scan(&lower, &upper, false, SCAN_BATCH)?;
+            let batch = cx.txn.scan_latest(&lower, &upper, false, SCAN_BATCH)?;
             let n = batch.len();
             for (k, v) in &batch {
                 let row = self.decode(v)?;
