@@ -73,6 +73,10 @@ pub struct Connection {
     portals: HashMap<String, Portal>,
     /// After an error in the extended protocol, messages up to Sync are skipped.
     skip_until_sync: bool,
+    /// The GUC_REPORT parameters as last sent in ParameterStatus, and the
+    /// settings generation they were read at.
+    reported: Vec<(&'static str, String)>,
+    reported_generation: u64,
     /// Whether the extended-protocol messages since the last Sync began a transaction.
     extended_txn: bool,
 }
@@ -148,6 +152,9 @@ pub fn serve(shared: Arc<Shared>, stream: TcpStream) {
         }
     };
     sql.interrupt = handle.interrupt.clone();
+    if let Ok(sock) = reader_stream.try_clone() {
+        handle.set_socket(sock);
+    }
     for (k, v) in &params {
         if matches!(k.as_str(), "user" | "database" | "replication") {
             continue;
@@ -175,10 +182,13 @@ pub fn serve(shared: Arc<Shared>, stream: TcpStream) {
             return;
         }
     }
+    sql.settings.borrow_mut().mark_session_defaults();
+    let reported = sql.settings.borrow().reported();
+    let reported_generation = sql.settings.borrow().generation;
     let ok = (|| -> std::io::Result<()> {
         out.auth_ok()?;
-        for (name, value) in sql.settings.borrow().reported() {
-            out.parameter_status(name, &value)?;
+        for (name, value) in &reported {
+            out.parameter_status(name, value)?;
         }
         out.backend_key(handle.pid, handle.key)?;
         out.ready(b'I')?;
@@ -201,6 +211,8 @@ pub fn serve(shared: Arc<Shared>, stream: TcpStream) {
         portals: HashMap::new(),
         skip_until_sync: false,
         extended_txn: false,
+        reported,
+        reported_generation,
     };
     conn.run();
     conn.sql.rollback();
@@ -230,6 +242,26 @@ fn parse_options(s: &str) -> Vec<(String, String)> {
 }
 
 impl Connection {
+    /// Sends ParameterStatus for reported parameters whose value changed
+    /// (by SET, RESET, a rollback...), before ReadyForQuery as PostgreSQL does.
+    fn report_changed_settings(&mut self) -> std::io::Result<()> {
+        let generation = self.sql.settings.borrow().generation;
+        if generation == self.reported_generation {
+            return Ok(());
+        }
+        self.reported_generation = generation;
+        let now = self.sql.settings.borrow().reported();
+        for (i, (name, value)) in now.into_iter().enumerate() {
+            if self.reported.get(i).map(|(_, v)| v != &value).unwrap_or(true) {
+                self.out.parameter_status(name, &value)?;
+                if i < self.reported.len() {
+                    self.reported[i].1 = value;
+                }
+            }
+        }
+        Ok(())
+    }
+
     fn status(&self) -> u8 {
         match self.block {
             Block::Idle => b'I',
@@ -247,6 +279,11 @@ impl Connection {
             self.handle.set_idle(self.block != Block::Idle);
             let msg = match protocol::read_message(&mut self.reader) {
                 Ok(Some(m)) => m,
+                _ if self.handle.interrupt.is_terminated() => {
+                    let _ = self.out.error(&PgError::fatal(sqlstate::ADMIN_SHUTDOWN, "terminating connection due to administrator command"));
+                    let _ = self.out.flush();
+                    return;
+                }
                 Ok(None) => return,
                 Err(e) if e.code == sqlstate::ADMIN_SHUTDOWN && e.message == "timeout" => {
                     let _ = self.out.error(&PgError::fatal(
@@ -301,6 +338,7 @@ impl Connection {
         match msg {
             Frontend::Query(q) => {
                 self.simple_query(&q)?;
+                self.report_changed_settings()?;
                 self.out.ready(self.status())?;
                 self.out.flush()?;
             }
@@ -340,6 +378,7 @@ impl Connection {
                 if self.block == Block::Idle {
                     self.portals.clear();
                 }
+                self.report_changed_settings()?;
                 self.out.ready(self.status())?;
                 self.out.flush()?;
             }
@@ -350,6 +389,7 @@ impl Connection {
             }
             Frontend::FunctionCall => {
                 self.send_error(PgError::unsupported("the fastpath function call protocol"))?;
+                self.report_changed_settings()?;
                 self.out.ready(self.status())?;
                 self.out.flush()?;
             }

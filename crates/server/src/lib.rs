@@ -55,9 +55,25 @@ pub struct BackendHandle {
     pub client: Option<SocketAddr>,
     pub started: Instant,
     activity: Mutex<(String, bool)>,
+    /// The client socket, so that terminating an idle session wakes its
+    /// thread from the read it is blocked in.
+    socket: Mutex<Option<std::net::TcpStream>>,
 }
 
 impl BackendHandle {
+    pub fn set_socket(&self, socket: std::net::TcpStream) {
+        *self.socket.lock() = Some(socket);
+    }
+
+    /// Ends the session: its statement stops at the next interrupt check,
+    /// and an idle session's blocked read returns at once.
+    pub fn terminate(&self) {
+        self.interrupt.terminate();
+        if let Some(s) = self.socket.lock().as_ref() {
+            let _ = s.shutdown(std::net::Shutdown::Read);
+        }
+    }
+
     pub fn set_query(&self, q: &str) {
         let mut a = self.activity.lock();
         a.0.clear();
@@ -93,6 +109,7 @@ impl Shared {
             client,
             started: Instant::now(),
             activity: Mutex::new((String::new(), false)),
+            socket: Mutex::new(None),
         });
         b.insert(pid, h.clone());
         Some(h)
@@ -120,6 +137,22 @@ impl Shared {
     }
 }
 
+impl tusk_sql::cluster::Backends for Shared {
+    fn sessions_on(&self, database: &str) -> Vec<i32> {
+        self.backends.lock().values().filter(|h| h.database == database).map(|h| h.pid).collect()
+    }
+
+    fn terminate(&self, pid: i32) -> bool {
+        match self.backends.lock().get(&pid) {
+            Some(h) => {
+                h.terminate();
+                true
+            }
+            None => false,
+        }
+    }
+}
+
 /// A running server.
 pub struct Server {
     shared: Arc<Shared>,
@@ -142,6 +175,9 @@ impl Server {
             next_pid: AtomicI32::new(std::process::id() as i32 * 16 % 1_000_000 + 1000),
             shutdown: AtomicU8::new(0),
         });
+        let weak = Arc::downgrade(&shared);
+        let weak: std::sync::Weak<dyn tusk_sql::cluster::Backends> = weak;
+        shared.cluster.set_backends(weak);
         Ok(Server { shared, listener })
     }
 
@@ -210,7 +246,7 @@ impl Server {
         if self.shared.session_count() > 0 {
             log::info!("fast shutdown: terminating {} session(s)", self.shared.session_count());
             for h in self.shared.backends.lock().values() {
-                h.interrupt.terminate();
+                h.terminate();
             }
             let deadline = Instant::now() + Duration::from_secs(10);
             while self.shared.session_count() > 0 && Instant::now() < deadline {

@@ -14,8 +14,18 @@ use crate::catalog::store;
 use crate::catalog::{ClusterCatalog, DbCatalog};
 use crate::commands::sequence::Sequences;
 
+/// The server's sessions, as the protocol layer (which owns them) reports
+/// them: for DROP DATABASE's "being accessed by other users" and FORCE.
+pub trait Backends: Send + Sync {
+    /// Process ids of the sessions connected to a database.
+    fn sessions_on(&self, database: &str) -> Vec<i32>;
+    /// Asks a session to end (pg_terminate_backend); false if it is gone.
+    fn terminate(&self, pid: i32) -> bool;
+}
+
 pub struct Cluster {
     pub engine: Arc<Engine>,
+    backends: RwLock<Option<std::sync::Weak<dyn Backends>>>,
     cluster_catalog: RwLock<Arc<ClusterCatalog>>,
     catalogs: RwLock<HashMap<Oid, Arc<DbCatalog>>>,
     /// Serializes catalog reloads so an older reload never replaces a newer one.
@@ -29,6 +39,7 @@ impl Cluster {
         let engine = Engine::open(dir, &EngineOptions::default())?;
         let cluster = Arc::new(Cluster {
             engine: engine.clone(),
+            backends: RwLock::new(None),
             cluster_catalog: RwLock::new(Arc::new(ClusterCatalog::default())),
             catalogs: RwLock::new(HashMap::new()),
             reload: Mutex::new(()),
@@ -47,6 +58,23 @@ impl Cluster {
         cluster.reload_cluster()?;
         cluster.drop_leftover_temp_objects()?;
         Ok(cluster)
+    }
+
+    /// Installs the protocol layer's view of its sessions.
+    pub fn set_backends(&self, backends: std::sync::Weak<dyn Backends>) {
+        *self.backends.write() = Some(backends);
+    }
+
+    /// Sessions connected to `database` other than `own_pid`.
+    pub fn other_sessions_on(&self, database: &str, own_pid: i32) -> Vec<i32> {
+        match self.backends.read().as_ref().and_then(|w| w.upgrade()) {
+            Some(b) => b.sessions_on(database).into_iter().filter(|&p| p != own_pid).collect(),
+            None => Vec::new(),
+        }
+    }
+
+    pub fn terminate_backend(&self, pid: i32) -> bool {
+        self.backends.read().as_ref().and_then(|w| w.upgrade()).map(|b| b.terminate(pid)).unwrap_or(false)
     }
 
     pub fn cluster_catalog(&self) -> Arc<ClusterCatalog> {

@@ -182,6 +182,19 @@ pub struct Settings {
     /// a transaction, where the defaults show.
     pub transaction_isolation: Option<tusk_storage::Isolation>,
     pub transaction_read_only: Option<bool>,
+    /// Values RESET returns to: those the client gave at connection start
+    /// (PostgreSQL's reset_val, which startup options set), else boot values.
+    session_defaults: HashMap<String, String>,
+    /// Changes with every SET or RESET (drawn from a process-wide counter,
+    /// so a restored copy reads as changed too): the protocol compares it
+    /// to decide whether to re-send ParameterStatus.
+    pub generation: u64,
+}
+
+static SETTINGS_GENERATION: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
+fn next_generation() -> u64 {
+    SETTINGS_GENERATION.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
 impl Default for Settings {
@@ -203,6 +216,8 @@ impl Default for Settings {
             default_read_only: false,
             transaction_isolation: None,
             transaction_read_only: None,
+            session_defaults: HashMap::new(),
+            generation: next_generation(),
         };
         let tz = default_timezone();
         if let Ok(z) = datetime::parse_timezone(&tz) {
@@ -283,21 +298,52 @@ impl Settings {
         }
         let canonical = self.validate_and_apply(def, value)?;
         self.values.insert(lower, canonical);
+        self.generation = next_generation();
         Ok(())
     }
 
-    /// RESET name
+    /// RESET name: back to the value the session started with.
     pub fn reset(&mut self, name: &str) -> PgResult<()> {
         let lower = name.to_ascii_lowercase();
+        self.generation = next_generation();
         if lower.contains('.') {
             self.custom.remove(&lower);
             return Ok(());
         }
         let def = lookup_def(&lower).ok_or_else(|| unrecognized(name))?;
-        self.values.remove(&lower);
-        let boot = def.boot.clone();
-        self.validate_and_apply(def, &boot)?;
+        match self.session_defaults.get(&lower).cloned() {
+            Some(v) => {
+                let canonical = self.validate_and_apply(def, &v)?;
+                self.values.insert(lower, canonical);
+            }
+            None => {
+                self.values.remove(&lower);
+                let boot = def.boot.clone();
+                self.validate_and_apply(def, &boot)?;
+            }
+        }
         Ok(())
+    }
+
+    /// Makes the current values the ones RESET returns to (after the
+    /// startup packet's parameters are applied).
+    pub fn mark_session_defaults(&mut self) {
+        self.session_defaults = self.values.clone();
+    }
+
+    /// RESET ALL: every parameter back to its session default.
+    pub fn reset_all(&mut self) {
+        let names: Vec<String> = self.values.keys().chain(self.session_defaults.keys()).cloned().collect();
+        for name in names {
+            let Some(def) = lookup_def(&name) else { continue };
+            // GUC_NO_RESET_ALL parameters keep their values.
+            let no_reset_all = matches!(name.as_str(), "session_authorization" | "is_superuser" | "role" | "transaction_isolation" | "transaction_read_only" | "transaction_deferrable");
+            if !no_reset_all && matches!(def.context.as_str(), "user" | "superuser") {
+                let _ = self.reset(&name);
+            }
+        }
+        self.custom.clear();
+        self.generation = next_generation();
     }
 
     /// Applies a startup-packet parameter (client_encoding, DateStyle, options, ...).

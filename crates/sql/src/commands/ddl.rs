@@ -1344,7 +1344,25 @@ fn set_default_schema(n: &mut NodeEnum, schema: &str) {
     }
 }
 
+/// "database is being accessed by other users", with PostgreSQL's count.
+fn database_in_use(message: String, others: usize) -> PgError {
+    let detail = if others == 1 {
+        "There is 1 other session using the database.".to_string()
+    } else {
+        format!("There are {others} other sessions using the database.")
+    };
+    PgError::new(sqlstate::OBJECT_IN_USE, message).with_detail(detail)
+}
+
 pub fn create_database(s: &mut SqlSession, stmt: &pb::CreatedbStmt) -> PgResult<()> {
+    let mut template = "template1".to_string();
+    for o in &stmt.options {
+        if let Some(NodeEnum::DefElem(de)) = &o.node {
+            if de.defname == "template" {
+                template = def_elem_value(de).unwrap_or_default();
+            }
+        }
+    }
     for o in &stmt.options {
         if let Some(NodeEnum::DefElem(de)) = &o.node {
             match de.defname.as_str() {
@@ -1364,6 +1382,14 @@ pub fn create_database(s: &mut SqlSession, stmt: &pb::CreatedbStmt) -> PgResult<
     let cat = store::load_cluster(txn)?;
     if cat.database_by_name(&stmt.dbname).is_some() {
         return Err(PgError::new(sqlstate::DUPLICATE_DATABASE, format!("database \"{}\" already exists", stmt.dbname)));
+    }
+    if cat.database_by_name(&template).is_none() {
+        return Err(PgError::new(sqlstate::UNDEFINED_DATABASE, format!("template database \"{template}\" does not exist")));
+    }
+    // Copying a database others may be changing would copy a moving target.
+    let others = s.cluster.other_sessions_on(&template, s.pid);
+    if !others.is_empty() {
+        return Err(database_in_use(format!("source database \"{template}\" is being accessed by other users"), others.len()));
     }
     let oid = new_oid(&s.cluster.engine)?;
     store::create_database_rows(txn, &store::new_database(oid, &stmt.dbname, 10))?;
@@ -1387,6 +1413,23 @@ pub fn drop_database(s: &mut SqlSession, stmt: &pb::DropdbStmt) -> PgResult<()> 
     }
     if db.is_template && db.name == "template1" || db.name == "template0" {
         return Err(PgError::new(sqlstate::WRONG_OBJECT_TYPE, "cannot drop a template database"));
+    }
+    let force = stmt.options.iter().any(|o| matches!(&o.node, Some(NodeEnum::DefElem(de)) if de.defname == "force"));
+    let mut others = s.cluster.other_sessions_on(&db.name, s.pid);
+    if force && !others.is_empty() {
+        // WITH (FORCE): end the other sessions, and wait (up to 5 s, as
+        // PostgreSQL does) for them to go.
+        for &pid in &others {
+            s.cluster.terminate_backend(pid);
+        }
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while !others.is_empty() && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            others = s.cluster.other_sessions_on(&db.name, s.pid);
+        }
+    }
+    if !others.is_empty() {
+        return Err(database_in_use(format!("database \"{}\" is being accessed by other users", db.name), others.len()));
     }
     let storage = store::delete_database_rows(txn, db.oid)?;
     for id in storage {

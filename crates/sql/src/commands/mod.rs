@@ -331,13 +331,8 @@ fn set_variable(s: &mut SqlSession, v: &pb::VariableSetStmt) -> PgResult<()> {
         }
         // RESET ALL
         6 => {
-            let mut fresh = crate::settings::Settings::default();
-            let settings = s.settings.borrow();
-            fresh.set_internal("session_authorization", &settings.show("session_authorization").unwrap_or_default());
-            fresh.set_internal("is_superuser", &settings.show("is_superuser").unwrap_or_default());
-            drop(settings);
             s.remember_all_settings();
-            *s.settings.borrow_mut() = fresh;
+            s.settings.borrow_mut().reset_all();
             Ok(())
         }
         // SET TRANSACTION / SESSION CHARACTERISTICS: handled by the protocol session.
