@@ -126,8 +126,10 @@ pub enum Plan {
         /// statement reads only its target table.
         recheck: Option<Recheck>,
     },
-    /// SELECT ... FOR UPDATE: locks each row (whose keys are at `key_columns`).
-    LockRows { input: Box<Plan>, rels: Vec<(Arc<Relation>, usize)> },
+    /// SELECT ... FOR UPDATE / SHARE: locks each row's rows of `rels`
+    /// (whose keys are at the given columns), exclusively or shared,
+    /// waiting, skipping locked rows, or failing on them.
+    LockRows { input: Box<Plan>, rels: Vec<(Arc<Relation>, usize)>, exclusive: bool, wait: crate::query::LockWait },
 }
 
 /// Re-evaluation of a target row changed by a concurrent transaction (READ

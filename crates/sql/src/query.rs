@@ -108,6 +108,17 @@ pub struct Cte {
     pub modifying: bool,
 }
 
+/// What SELECT ... FOR UPDATE does with a row another transaction holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LockWait {
+    /// Wait for it.
+    Block,
+    /// SKIP LOCKED: leave the row out.
+    Skip,
+    /// NOWAIT: fail with 55P03.
+    Error,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CommandKind {
     Select,
@@ -161,6 +172,9 @@ pub struct Query {
     pub returning: Vec<TargetEntry>,
     /// SELECT ... FOR UPDATE / FOR SHARE.
     pub row_lock: bool,
+    /// FOR SHARE / FOR KEY SHARE lock rows shared; the UPDATE strengths exclusively.
+    pub row_lock_exclusive: bool,
+    pub row_lock_wait: LockWait,
     /// DML through a view WITH CHECK OPTION: (view name, condition over the
     /// target row) that every new row must satisfy.
     pub view_checks: Vec<(String, Expr)>,
@@ -193,6 +207,8 @@ impl Query {
             update_set: Vec::new(),
             returning: Vec::new(),
             row_lock: false,
+            row_lock_exclusive: true,
+            row_lock_wait: LockWait::Block,
             view_checks: Vec::new(),
             expanded_view: None,
             param_types: Vec::new(),

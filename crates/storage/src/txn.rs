@@ -35,8 +35,10 @@ pub enum Isolation {
 }
 
 /// How long one lock wait lasts before the waiter checks for cancellation
-/// and deadlines; the wait then resumes.
-const LOCK_WAIT_SLICE_MS: i64 = 50;
+/// and deadlines; the wait then resumes. It is also how long NOWAIT and
+/// SKIP LOCKED wait before giving up on a row (RocksDB cannot try a lock
+/// without waiting).
+const LOCK_WAIT_SLICE_MS: i64 = 20;
 
 /// Cancellation and timeouts of the statement running in a session. The
 /// protocol layer sets `cancel` (CancelRequest, pg_cancel_backend); the
@@ -261,6 +263,29 @@ impl Txn {
     /// and returns its newest committed value, as `get_for_update` does.
     pub fn lock_shared(&self, key: &[u8]) -> PgResult<Option<Vec<u8>>> {
         self.lock_key(key, false)
+    }
+
+    /// Whether `key` holds a committed value (or this transaction's own
+    /// write) that the transaction's snapshot does not show. A unique check
+    /// under REPEATABLE READ that finds such a key reports a duplicate, as
+    /// PostgreSQL's does, rather than a serialization failure.
+    pub fn committed_since_snapshot(&self, key: &[u8]) -> PgResult<bool> {
+        if self.isolation == Isolation::ReadCommitted {
+            return Ok(false);
+        }
+        Ok(self.get_latest(key)?.is_some() && self.get(key)?.is_none())
+    }
+
+    /// One attempt at locking `key` (NOWAIT, SKIP LOCKED): Some(newest
+    /// value) once locked, None if another transaction holds it.
+    pub fn try_lock(&self, key: &[u8], exclusive: bool) -> PgResult<Option<Option<Vec<u8>>>> {
+        self.interrupt.check()?;
+        let txn = self.rocks();
+        match txn.get_for_update_opt(key, exclusive, &ReadOptions::default()) {
+            Ok(v) => Ok(Some(v)),
+            Err(e) if e.kind() == rocksdb::ErrorKind::TimedOut => Ok(None),
+            Err(e) => Err(map_write_error(e)),
+        }
     }
 
     fn lock_key(&self, key: &[u8], exclusive: bool) -> PgResult<Option<Vec<u8>>> {

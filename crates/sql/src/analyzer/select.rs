@@ -125,11 +125,44 @@ impl<'a> Analyzer<'a> {
         if !stmt.locking_clause.is_empty() {
             self.check_locked_rels(&stmt.locking_clause)?;
             q.row_lock = true;
-            if q.has_aggs || !q.group_by.is_empty() || self.level_ref().has_aggs {
-                return Err(PgError::new(
-                    sqlstate::FEATURE_NOT_SUPPORTED,
-                    "FOR UPDATE is not allowed with aggregate functions",
-                ));
+            // Several clauses: the strongest strength and wait policy win.
+            for c in &stmt.locking_clause {
+                let Some(NodeEnum::LockingClause(lc)) = &c.node else { continue };
+                q.row_lock_wait = match (q.row_lock_wait, lc.wait_policy) {
+                    (_, 3) | (LockWait::Error, _) => LockWait::Error,
+                    (_, 2) | (LockWait::Skip, _) => LockWait::Skip,
+                    _ => LockWait::Block,
+                };
+            }
+            q.row_lock_exclusive = stmt.locking_clause.iter().any(|c| matches!(&c.node, Some(NodeEnum::LockingClause(lc)) if lc.strength >= 3));
+            let strength = match stmt.locking_clause.first().and_then(|c| c.node.as_ref()) {
+                Some(NodeEnum::LockingClause(lc)) => match lc.strength {
+                    1 => "FOR KEY SHARE",
+                    2 => "FOR SHARE",
+                    3 => "FOR NO KEY UPDATE",
+                    _ => "FOR UPDATE",
+                },
+                _ => "FOR UPDATE",
+            };
+            // CheckSelectLocking's order.
+            let refuse = |what: &str| Err(PgError::new(sqlstate::FEATURE_NOT_SUPPORTED, format!("{strength} is not allowed with {what}")));
+            if q.distinct != Distinct::None {
+                return refuse("DISTINCT clause");
+            }
+            if !q.group_by.is_empty() {
+                return refuse("GROUP BY clause");
+            }
+            if q.having.is_some() {
+                return refuse("HAVING clause");
+            }
+            if q.has_aggs || self.level_ref().has_aggs {
+                return refuse("aggregate functions");
+            }
+            if self.level_ref().has_windows {
+                return refuse("window functions");
+            }
+            if q.targets.iter().any(|t| t.expr.any(&mut |e| matches!(e, Expr::Func { func, .. } if func.imp.is_set()))) {
+                return refuse("set-returning functions in the target list");
             }
         }
         q.has_aggs = self.level_ref().has_aggs;

@@ -157,6 +157,8 @@ pub fn build(plan: &Plan, cx: &ExecCx) -> PgResult<Box<dyn Node>> {
             *old_width,
             recheck.clone(),
         )?),
-        Plan::LockRows { input, rels } => Box::new(LockRowsNode { input: build(input, cx)?, rels: rels.clone() }),
+        Plan::LockRows { input, rels, exclusive, wait } => {
+            Box::new(LockRowsNode { input: build(input, cx)?, rels: rels.clone(), exclusive: *exclusive, wait: *wait })
+        }
     })
 }

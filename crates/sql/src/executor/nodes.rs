@@ -893,16 +893,34 @@ impl Node for MaterializeNode {
 pub struct LockRowsNode {
     pub input: Box<dyn Node>,
     pub rels: Vec<(Arc<Relation>, usize)>,
+    pub exclusive: bool,
+    pub wait: crate::query::LockWait,
 }
 
 impl Node for LockRowsNode {
     fn next(&mut self, cx: &ExecCx) -> PgResult<Option<Row>> {
+        use crate::query::LockWait;
         'rows: while let Some(row) = self.input.next(cx)? {
-            for (_, key_col) in &self.rels {
-                if let Datum::Bytea(k) = &row[*key_col] {
-                    if cx.txn.get_for_update(k)?.is_none() {
-                        continue 'rows;
-                    }
+            for (rel, key_col) in &self.rels {
+                // NULL: the outer side of a join had no row of this table.
+                let Datum::Bytea(k) = &row[*key_col] else { continue };
+                let latest = match self.wait {
+                    LockWait::Block if self.exclusive => cx.txn.get_for_update(k)?,
+                    LockWait::Block => cx.txn.lock_shared(k)?,
+                    LockWait::Skip | LockWait::Error => match cx.txn.try_lock(k, self.exclusive)? {
+                        Some(v) => v,
+                        None if self.wait == LockWait::Skip => continue 'rows,
+                        None => {
+                            return Err(PgError::new(
+                                sqlstate::LOCK_NOT_AVAILABLE,
+                                format!("could not obtain lock on row in relation \"{}\"", rel.name),
+                            ))
+                        }
+                    },
+                };
+                // Deleted meanwhile: the row is gone.
+                if latest.is_none() {
+                    continue 'rows;
                 }
             }
             return Ok(Some(row));

@@ -235,6 +235,10 @@ impl TableAccess {
                 continue;
             }
             if idx.clustered {
+                if cx.txn.committed_since_snapshot(row_key)? {
+                    let vals = self.pk_cols.as_ref().map(|c| c.iter().map(|&i| row[i].clone()).collect()).unwrap_or_default();
+                    return Ok(Some((i, vals, row_key.to_vec())));
+                }
                 if let Some(_existing) = cx.txn.get_for_update(row_key)? {
                     let vals = self.pk_cols.as_ref().map(|c| c.iter().map(|&i| row[i].clone()).collect()).unwrap_or_default();
                     return Ok(Some((i, vals, row_key.to_vec())));
@@ -244,6 +248,13 @@ impl TableAccess {
             let (k, has_null, vals) = self.index_key(idx, row, cx)?;
             if has_null && !idx.nulls_not_distinct {
                 continue;
+            }
+            if cx.txn.committed_since_snapshot(&k)? {
+                if let Some(existing_row) = cx.txn.get_latest(&k)? {
+                    if existing_row != row_key {
+                        return Ok(Some((i, vals, existing_row)));
+                    }
+                }
             }
             if let Some(existing_row) = cx.txn.get_for_update(&k)? {
                 if existing_row != row_key {
@@ -368,10 +379,16 @@ impl TableAccess {
     }
 
     /// Locks the row and reads its newest committed version (see `Txn::get_for_update`).
+    /// Under REPEATABLE READ, a row deleted since the snapshot fails as
+    /// PostgreSQL's UPDATE and DELETE say it: "concurrent delete".
     pub fn lock_and_fetch_latest(&self, txn: &Txn, row_key: &[u8]) -> PgResult<Option<Vec<Datum>>> {
-        match txn.get_for_update(row_key)? {
-            Some(v) => Ok(Some(self.decode(&v)?)),
-            None => Ok(None),
+        match txn.get_for_update(row_key) {
+            Ok(Some(v)) => Ok(Some(self.decode(&v)?)),
+            Ok(None) => Ok(None),
+            Err(e) if e.code == tusk_types::sqlstate::SERIALIZATION_FAILURE && txn.get_latest(row_key)?.is_none() => {
+                Err(PgError::new(tusk_types::sqlstate::SERIALIZATION_FAILURE, "could not serialize access due to concurrent delete"))
+            }
+            Err(e) => Err(e),
         }
     }
 

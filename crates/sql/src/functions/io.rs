@@ -356,7 +356,7 @@ pub fn parse_text(s: &str, ty: SqlType, settings: &Settings, explicit: bool) -> 
         oid::TIMESTAMPTZ => Datum::TimestampTz(dt::timestamptz_in(s, ty.typmod, &settings.datetime, now)?),
         oid::INTERVAL => Datum::Interval(dt::interval_in(s, ty.typmod, settings.datetime.interval_style)?),
         oid::JSON | oid::JSONB => Datum::Json(Arc::from(s)),
-        oid::VOID => Datum::Null,
+        oid::VOID => Datum::text(""),
         oid::RECORD => return Err(PgError::unsupported("input of anonymous composite types")),
         _ => {
             let elem = builtins().element_of(t);

@@ -144,11 +144,16 @@ fn setseed(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
         ));
     }
     c.env.set_seed(s);
-    Ok(Datum::Null)
+    Ok(void())
 }
+/// The value of a function returning void: not NULL, and empty as text.
+fn void() -> Datum {
+    Datum::text("")
+}
+
 fn pg_sleep(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
     c.env.sleep(arg_f64(a, 0))?;
-    Ok(Datum::Null)
+    Ok(void())
 }
 
 fn pg_sleep_for(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
@@ -156,7 +161,7 @@ fn pg_sleep_for(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
         let secs = i.micros as f64 / 1e6 + i.days as f64 * 86400.0 + i.months as f64 * 30.0 * 86400.0;
         c.env.sleep(secs)?;
     }
-    Ok(Datum::Null)
+    Ok(void())
 }
 
 /// pg_get_serial_sequence(table, column): the sequence a serial or identity column uses.

@@ -18,6 +18,7 @@ use tusk_types::{sqlstate, PgError, PgResult, SqlType};
 
 use crate::catalog::builtin::Builtins;
 use crate::catalog::{builtins, DbCatalog};
+use crate::catalog::Relation;
 use crate::expr::{AggCall, BoolOp, Expr, SubPlan, Var, WindowCall};
 use crate::plan::*;
 use crate::plan::SortKey;
@@ -312,14 +313,18 @@ impl<'a> Planner<'a> {
             conjuncts(w.clone(), &mut quals);
         }
         let (mut plan, layout) = self.plan_from(q, &q.from, quals, q.row_lock)?;
+        // FOR UPDATE: the row keys of the locked tables ride along after the
+        // targets, to LockRows above the ORDER BY and below the LIMIT (so
+        // that only rows returned get locked, as in PostgreSQL).
+        let mut lock_keys: Vec<(Arc<Relation>, usize)> = Vec::new();
         if q.row_lock {
-            let mut rels = Vec::new();
-            for (&rte, &(_, _, key)) in &layout.entries {
+            let mut entries: Vec<_> = layout.entries.iter().collect();
+            entries.sort_by_key(|(rte, _)| **rte);
+            for (&rte, &(_, _, key)) in entries {
                 if let (RteKind::Relation(rel), Some(k)) = (&q.rtable[rte].kind, key) {
-                    rels.push((rel.clone(), k));
+                    lock_keys.push((rel.clone(), k));
                 }
             }
-            plan = Plan::LockRows { input: plan.boxed(), rels };
         }
         // Aggregation.
         let grouped = q.has_aggs || !q.group_by.is_empty() || q.having.is_some();
@@ -377,8 +382,13 @@ impl<'a> Planner<'a> {
             targets = q.targets.iter().map(|t| self.set_refs(t.expr.clone(), &layout)).collect::<PgResult<_>>()?;
             input_width = layout.width;
         }
-        let (windowed, targets) = plan_windows(plan, targets, input_width);
+        let (windowed, mut targets) = plan_windows(plan, targets, input_width);
         plan = windowed;
+        let mut locks = Vec::new();
+        for (i, (rel, k)) in lock_keys.into_iter().enumerate() {
+            targets.push(Expr::Column(k, SqlType::new(oid::BYTEA)));
+            locks.push((rel, q.targets.len() + i));
+        }
         let has_srf = targets.iter().any(|t| t.any(&mut |x| matches!(x, Expr::Func { func, .. } if func.imp.is_set())));
         plan = if has_srf {
             Plan::ProjectSet { input: plan.boxed(), exprs: targets, input_width }
@@ -386,7 +396,8 @@ impl<'a> Planner<'a> {
             Plan::Project { input: plan.boxed(), exprs: targets }
         };
         let width = q.targets.len();
-        self.plan_order_limit(q, plan, width)
+        let plan = self.plan_order_limit_locking(q, plan, width, locks)?;
+        Ok(plan)
     }
 
     /// Post-aggregation references: grouped expressions and aggregates
@@ -428,7 +439,14 @@ impl<'a> Planner<'a> {
         }
     }
 
-    fn plan_order_limit(&mut self, q: &Query, mut plan: Plan, width: usize) -> PgResult<Plan> {
+    fn plan_order_limit(&mut self, q: &Query, plan: Plan, width: usize) -> PgResult<Plan> {
+        self.plan_order_limit_locking(q, plan, width, Vec::new())
+    }
+
+    /// ORDER BY, DISTINCT and LIMIT; with `locks` (FOR UPDATE: tables and
+    /// where their row keys are in the row, after the `width` targets),
+    /// LockRows between the sort and the limit, and the keys dropped after.
+    fn plan_order_limit_locking(&mut self, q: &Query, mut plan: Plan, width: usize, locks: Vec<(Arc<Relation>, usize)>) -> PgResult<Plan> {
         let col = |i: usize| Expr::Column(i, q.targets[i].expr.ty());
         let mut sort_keys: Vec<SortKey> =
             q.sort.iter().map(|k| SortKey { expr: col(k.target), descending: k.descending, nulls_first: k.nulls_first }).collect();
@@ -461,6 +479,10 @@ impl<'a> Planner<'a> {
         } else {
             Vec::new()
         };
+        let locking = !locks.is_empty();
+        if locking {
+            plan = Plan::LockRows { input: plan.boxed(), rels: locks, exclusive: q.row_lock_exclusive, wait: q.row_lock_wait };
+        }
         if q.limit.is_some() || q.offset.is_some() {
             let empty = Layout::default();
             let limit = match &q.limit {
@@ -473,7 +495,9 @@ impl<'a> Planner<'a> {
             };
             plan = Plan::Limit { input: plan.boxed(), limit, offset, ties };
         }
-        let _ = width;
+        if locking {
+            plan = Plan::Project { input: plan.boxed(), exprs: (0..width).map(|i| Expr::Column(i, q.targets[i].expr.ty())).collect() };
+        }
         Ok(plan)
     }
 
