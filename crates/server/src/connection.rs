@@ -15,6 +15,7 @@ use pg_query::NodeEnum;
 use tusk_sql::commands::{self, UtilityResult};
 use tusk_sql::parser::{self, ParsedStatement};
 use tusk_sql::plan::{OutputColumn, PlannedQuery};
+use tusk_sql::session::is_stale_plan;
 use tusk_sql::{QueryRun, SqlSession};
 use tusk_storage::Isolation;
 use tusk_types::oid;
@@ -481,7 +482,7 @@ impl Connection {
         self.implicit = stmts.len() > 1;
         let n = stmts.len();
         for (i, stmt) in stmts.iter().enumerate() {
-            let r = self.run_statement(stmt, sql, &[], &[], None);
+            let r = self.run_statement(stmt, sql, &[], &[], &[], None);
             match r {
                 Ok(()) => {
                     // Autocommit after each statement outside blocks (or at the
@@ -519,7 +520,15 @@ impl Connection {
     }
 
     /// Runs one statement in the simple protocol, sending its results.
-    fn run_statement(&mut self, stmt: &ParsedStatement, sql: &str, params: &[Datum], formats: &[i16], prepared: Option<Arc<PlannedQuery>>) -> PgResult<()> {
+    fn run_statement(
+        &mut self,
+        stmt: &ParsedStatement,
+        sql: &str,
+        params: &[Datum],
+        param_types: &[SqlType],
+        formats: &[i16],
+        prepared: Option<Arc<PlannedQuery>>,
+    ) -> PgResult<()> {
         self.guard_failed(&stmt.node)?;
         match &stmt.node {
             NodeEnum::TransactionStmt(t) => return self.transaction_control(t).and_then(|tag| self.complete(&tag)),
@@ -558,11 +567,22 @@ impl Connection {
                 UtilityResult { tag, rows: None } => self.complete(&tag),
             }
         } else {
-            let plan = match prepared {
+            let mut plan = match prepared {
                 Some(p) => p,
-                None => self.sql.plan_query(stmt, sql, &[])?.0,
+                None => self.sql.plan_query(stmt, sql, param_types)?.0,
             };
-            self.run_query(plan, params.to_vec(), formats, &stmt.node)
+            // DDL that committed while the statement waited for a relation
+            // lock makes its plan stale: plan again (a few times at most).
+            let mut attempts = 0;
+            loop {
+                match self.run_query(plan, params.to_vec(), formats, &stmt.node) {
+                    Err(e) if is_stale_plan(&e) && attempts < 5 => {
+                        attempts += 1;
+                        plan = self.sql.plan_query(stmt, sql, param_types)?.0;
+                    }
+                    r => break r,
+                }
+            }
         };
         self.sql.interrupt.end_statement();
         result
@@ -828,7 +848,7 @@ impl Connection {
         let stmt = prepared.stmt.clone().ok_or_else(|| PgError::internal("empty prepared statement"))?;
         let plan = self.current_plan(&prepared)?;
         let sql = prepared.sql.clone();
-        self.run_statement(&stmt, &sql, &values, &[], plan)
+        self.run_statement(&stmt, &sql, &values, &prepared.param_types, &[], plan)
     }
 
     fn eval_constant(&mut self, n: &pg_query::protobuf::Node, ty: SqlType) -> PgResult<Datum> {
@@ -1103,12 +1123,22 @@ impl Connection {
                         UtilityResult { tag, rows: None } => self.complete(&tag),
                     };
                 }
-                return self.run_statement(&stmt, &prepared.sql.clone(), &portal.params, &portal.result_formats, None);
+                return self.run_statement(&stmt, &prepared.sql.clone(), &portal.params, &prepared.param_types.clone(), &portal.result_formats, None);
             }
             self.start_statement();
             self.handle.set_query(&prepared.sql);
-            let plan = self.current_plan(&prepared)?.expect("query statements have plans");
-            portal.run = Some(self.sql.start_query(plan, portal.params.clone())?);
+            let mut plan = self.current_plan(&prepared)?.expect("query statements have plans");
+            let mut attempts = 0;
+            portal.run = Some(loop {
+                match self.sql.start_query(plan, portal.params.clone()) {
+                    Err(e) if is_stale_plan(&e) && attempts < 5 => {
+                        attempts += 1;
+                        let stmt = prepared.stmt.as_ref().expect("planned statements have a statement");
+                        plan = self.sql.plan_query(stmt, &prepared.sql, &prepared.param_types)?.0;
+                    }
+                    r => break r?,
+                }
+            });
         }
         let run = portal.run.as_mut().expect("started above");
         let cols = run.columns.clone();

@@ -328,6 +328,10 @@ impl<W: Write> Out<W> {
                 b.push(b'P');
                 put_cstr(b, &p.to_string());
             }
+            if let Some(w) = &e.context {
+                b.push(b'W');
+                put_cstr(b, w);
+            }
             for (code, v) in [(b's', &e.schema), (b't', &e.table), (b'c', &e.column), (b'd', &e.datatype), (b'n', &e.constraint)] {
                 if let Some(v) = v {
                     b.push(code);

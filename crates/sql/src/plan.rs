@@ -175,13 +175,19 @@ pub struct PlannedQuery {
     /// Data-modifying WITH queries, run to completion before the statement;
     /// their RETURNING rows become work table `id`.
     pub pre_modify: Vec<(usize, Plan)>,
+    /// Tables the statement reads or writes.
+    pub relations: Vec<tusk_types::Oid>,
+    /// The catalog the plan was made against: if another one is current
+    /// once the statement holds its relation locks (DDL committed while it
+    /// waited), the plan is stale and must be made again.
+    pub catalog: std::sync::Weak<crate::catalog::DbCatalog>,
     _private: (),
 }
 
 impl PlannedQuery {
     pub fn new(plan: Plan, columns: Vec<OutputColumn>, subplans: usize) -> PlannedQuery {
         let has_modify = matches!(plan, Plan::Modify { .. });
-        PlannedQuery { plan, columns, subplans, has_modify, row_lock: false, pre_modify: Vec::new(), _private: () }
+        PlannedQuery { plan, columns, subplans, has_modify, row_lock: false, pre_modify: Vec::new(), relations: Vec::new(), catalog: std::sync::Weak::new(), _private: () }
     }
 }
 

@@ -69,6 +69,16 @@ pub struct SqlSession {
     /// One mark per open storage savepoint: the session state to return to
     /// when the transaction rolls back to it.
     savepoint_marks: RefCell<Vec<SavepointMark>>,
+    /// Tables this transaction holds a shared relation lock on.
+    locked_relations: RefCell<std::collections::HashSet<Oid>>,
+}
+
+/// The error `start_query` returns when the plan must be made again
+/// (never sent to a client: callers re-plan and retry).
+const STALE_PLAN: &str = "TK001";
+
+pub fn is_stale_plan(e: &PgError) -> bool {
+    e.code == STALE_PLAN
 }
 
 /// What ROLLBACK TO SAVEPOINT undoes besides the storage writes: the work
@@ -83,6 +93,8 @@ struct SavepointMark {
     settings: Settings,
     settings_at_begin: Option<Settings>,
     on_commit: Vec<(Oid, OnCommit)>,
+    /// RocksDB releases locks taken after a savepoint when rolling back to it.
+    locked_relations: std::collections::HashSet<Oid>,
 }
 
 /// What a temporary table's ON COMMIT clause asks for at commit.
@@ -130,6 +142,7 @@ impl SqlSession {
             on_commit: RefCell::new(Vec::new()),
             sequence_undo: RefCell::new(Vec::new()),
             savepoint_marks: RefCell::new(Vec::new()),
+            locked_relations: RefCell::new(std::collections::HashSet::new()),
             settings_at_begin: RefCell::new(None),
             local_settings: RefCell::new(Vec::new()),
             cluster_changed: false,
@@ -228,6 +241,7 @@ impl SqlSession {
         let cluster_changed = std::mem::replace(&mut self.cluster_changed, false);
         self.savepoint_marks.borrow_mut().clear();
         self.sequence_undo.borrow_mut().clear();
+        self.locked_relations.borrow_mut().clear();
         let result = txn.commit();
         if cluster_changed {
             self.cluster.reload_cluster()?;
@@ -352,6 +366,7 @@ impl SqlSession {
         self.pending_drops.borrow_mut().clear();
         self.pending_seq_drops.borrow_mut().clear();
         self.savepoint_marks.borrow_mut().clear();
+        self.locked_relations.borrow_mut().clear();
         self.undo_sequence_restarts(0);
         self.cluster_changed = false;
         self.end_settings_transaction(false);
@@ -363,6 +378,7 @@ impl SqlSession {
         if let Some(txn) = self.txn.as_mut() {
             txn.abort_work();
         }
+        self.locked_relations.borrow_mut().clear();
     }
 
     /// Sets a storage savepoint and remembers the session state with it.
@@ -376,6 +392,7 @@ impl SqlSession {
             settings: self.settings.borrow().clone(),
             settings_at_begin: self.settings_at_begin.borrow().clone(),
             on_commit: self.on_commit.borrow().clone(),
+            locked_relations: self.locked_relations.borrow().clone(),
         });
         Ok(())
     }
@@ -401,6 +418,7 @@ impl SqlSession {
             *self.settings.borrow_mut() = restored;
             *self.settings_at_begin.borrow_mut() = m.settings_at_begin;
             *self.on_commit.borrow_mut() = m.on_commit;
+            *self.locked_relations.borrow_mut() = m.locked_relations;
         }
         if self.txn_catalog.is_some() {
             self.reload_txn_catalog()?;
@@ -445,8 +463,40 @@ impl SqlSession {
         let q = a.analyze(&stmt.node)?;
         let params = a.final_param_types()?;
         let mut p = Planner::new(&catalog);
-        let planned = p.plan_statement(&q)?;
+        let mut planned = p.plan_statement(&q)?;
+        planned.catalog = Arc::downgrade(&catalog);
         Ok((Arc::new(planned), params))
+    }
+
+    /// Relation locks, PostgreSQL's AccessShareLock and RowExclusiveLock:
+    /// a statement that writes, or any statement in a transaction block,
+    /// holds a shared lock on each table it uses until the transaction
+    /// ends, so DDL on the table (which locks it exclusively) waits for the
+    /// transaction. A read-only statement outside a block takes none: it
+    /// reads one snapshot, which DDL committed meanwhile cannot disturb.
+    ///
+    /// If DDL committed while a lock was awaited, the plan may name storage
+    /// that no longer holds the table: the caller re-plans (`is_stale_plan`).
+    fn lock_relations(&self, planned: &PlannedQuery) -> PgResult<()> {
+        let writes = planned.has_modify || !planned.pre_modify.is_empty() || planned.row_lock;
+        if planned.relations.is_empty() || !(writes || self.in_block.get()) {
+            return Ok(());
+        }
+        let txn = self.txn()?;
+        let mut took = false;
+        for &rel in &planned.relations {
+            if self.locked_relations.borrow_mut().insert(rel) {
+                txn.lock_shared(&crate::commands::ddl::relation_lock_key(rel))?;
+                took = true;
+            }
+        }
+        if took {
+            let now = self.catalog()?;
+            if !planned.catalog.upgrade().is_some_and(|c| Arc::ptr_eq(&c, &now)) {
+                return Err(PgError::new(STALE_PLAN, "the catalog changed while the statement waited for a lock"));
+            }
+        }
+        Ok(())
     }
 
     /// Starts running a planned query.
@@ -461,6 +511,7 @@ impl SqlSession {
                 return Err(PgError::new(sqlstate::READ_ONLY_SQL_TRANSACTION, format!("cannot execute {verb} in a read-only transaction")));
             }
         }
+        self.lock_relations(&planned)?;
         self.snapshot_taken.set(true);
         let catalog = self.catalog()?;
         let state = Box::new(StmtState::default());

@@ -231,3 +231,48 @@ async fn deeply_nested_statements_get_an_error_not_a_crash() {
     let v: i32 = c.query_one(&format!("SELECT {}", vec!["1"; 4_000].join("+")), &[]).await.unwrap().get(0);
     assert_eq!(v, 4_000);
 }
+
+#[tokio::test]
+async fn ddl_waits_for_transactions_using_the_table() {
+    let server = TestServer::start();
+    let a = server.connect("postgres").await;
+    let b = server.connect("postgres").await;
+    a.batch_execute("CREATE TABLE acct (id int PRIMARY KEY, v int); INSERT INTO acct VALUES (1, 1), (2, 2)").await.unwrap();
+    a.batch_execute("BEGIN ISOLATION LEVEL REPEATABLE READ").await.unwrap();
+    let n: i64 = a.query_one("SELECT count(*) FROM acct", &[]).await.unwrap().get(0);
+    assert_eq!(n, 2);
+    let truncater = tokio::spawn(async move {
+        b.batch_execute("TRUNCATE acct").await.unwrap();
+        b
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!truncater.is_finished(), "TRUNCATE must wait for the transaction reading the table");
+    let n: i64 = a.query_one("SELECT count(*) FROM acct", &[]).await.unwrap().get(0);
+    assert_eq!(n, 2, "the open transaction keeps seeing its rows");
+    a.batch_execute("COMMIT").await.unwrap();
+    let _b = truncater.await.unwrap();
+    let n: i64 = a.query_one("SELECT count(*) FROM acct", &[]).await.unwrap().get(0);
+    assert_eq!(n, 0);
+}
+
+#[tokio::test]
+async fn a_write_waiting_on_ddl_lands_in_the_new_table() {
+    // The INSERT is planned against the table as it was, waits for the
+    // TRUNCATE's lock, and must then write into the truncated table (not
+    // into the storage the TRUNCATE dropped).
+    let server = TestServer::start();
+    let a = server.connect("postgres").await;
+    let b = server.connect("postgres").await;
+    a.batch_execute("CREATE TABLE t (id int PRIMARY KEY); INSERT INTO t VALUES (1), (2)").await.unwrap();
+    b.batch_execute("BEGIN; TRUNCATE t").await.unwrap();
+    let inserter = tokio::spawn(async move {
+        a.batch_execute("INSERT INTO t VALUES (3)").await.unwrap();
+        a
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!inserter.is_finished(), "the INSERT must wait for the TRUNCATE");
+    b.batch_execute("COMMIT").await.unwrap();
+    let a = inserter.await.unwrap();
+    let ids: Vec<i32> = a.query("SELECT id FROM t ORDER BY id", &[]).await.unwrap().iter().map(|r| r.get(0)).collect();
+    assert_eq!(ids, vec![3]);
+}

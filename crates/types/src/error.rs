@@ -195,6 +195,8 @@ pub struct PgError {
     pub column: Option<String>,
     pub constraint: Option<String>,
     pub datatype: Option<String>,
+    /// Where the error happened, as PostgreSQL's CONTEXT lines ("COPY t, line 2").
+    pub context: Option<String>,
 }
 
 pub type PgResult<T> = Result<T, PgError>;
@@ -213,7 +215,13 @@ impl PgError {
             column: None,
             constraint: None,
             datatype: None,
+            context: None,
         }
+    }
+
+    pub fn with_context(mut self, context: impl Into<String>) -> PgError {
+        self.context = Some(context.into());
+        self
     }
 
     pub fn notice(message: impl Into<String>) -> PgError {

@@ -28,7 +28,7 @@ fn key(kind: u8, parts: &[u32]) -> Vec<u8> {
     k
 }
 
-fn encode<T: Serialize>(v: &T) -> Vec<u8> {
+pub fn encode<T: Serialize>(v: &T) -> Vec<u8> {
     serde_json::to_vec(v).expect("catalog rows always serialize")
 }
 

@@ -92,10 +92,21 @@ impl<'s> Ddl<'s> {
     }
 
     /// Takes the exclusive lock that orders DDL on a relation after
-    /// concurrent writers of it (they hold it shared until they commit).
+    /// concurrent users of it (writers, and readers in transaction blocks,
+    /// hold it shared until they commit).
+    ///
+    /// This DDL read the relation before waiting; if another DDL changed or
+    /// dropped it meanwhile, going on would overwrite that change, so the
+    /// statement fails instead (PostgreSQL would re-read and go on).
     pub fn lock_relation(&self, rel: Oid) -> PgResult<()> {
-        self.txn()?.get_for_update(&relation_lock_key(rel))?;
-        Ok(())
+        let txn = self.txn()?;
+        txn.get_for_update(&relation_lock_key(rel))?;
+        let Some(known) = self.catalog.relation(rel) else { return Ok(()) };
+        match txn.get_latest(&store::relation_key(self.db(), rel))? {
+            Some(row) if row == store::encode(&**known) => Ok(()),
+            Some(_) => Err(PgError::new(sqlstate::SERIALIZATION_FAILURE, "could not serialize access due to concurrent update")),
+            None => Err(PgError::new(sqlstate::UNDEFINED_TABLE, format!("relation \"{}\" does not exist", known.name))),
+        }
     }
 
     fn relation_name_taken(&self, nsp: Oid, name: &str) -> bool {

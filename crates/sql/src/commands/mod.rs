@@ -183,9 +183,12 @@ pub(crate) fn execute_ddl_node(s: &mut SqlSession, node: &NodeEnum, sql: &str) -
                     let settings = s.settings.borrow();
                     let a = s.analyzer(&d.catalog, &settings, &[], sql);
                     let rel = a.range_var_relation(rv)?;
-                    // ACCESS SHARE .. ROW EXCLUSIVE don't conflict with writers.
+                    // ACCESS SHARE .. ROW EXCLUSIVE don't conflict with
+                    // writers: they share the lock DDL takes exclusively.
                     if l.mode >= 4 {
                         d.lock_relation(rel.oid)?;
+                    } else {
+                        s.txn()?.lock_shared(&ddl::relation_lock_key(rel.oid))?;
                     }
                 }
             }

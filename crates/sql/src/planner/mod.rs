@@ -73,6 +73,9 @@ pub struct Planner<'a> {
     /// (absolute level, cte index) → work table id of the recursive union being planned.
     worktables: HashMap<(usize, usize), usize>,
     next_worktable: usize,
+    /// Tables the plan reads or writes (scans, DML targets), for the
+    /// relation locks the statement takes.
+    relations: Vec<tusk_types::Oid>,
 }
 
 fn conjuncts(e: Expr, out: &mut Vec<Expr>) {
@@ -162,7 +165,7 @@ fn rtes_of(f: &FromItem, out: &mut Vec<usize>) {
 
 impl<'a> Planner<'a> {
     pub fn new(catalog: &'a DbCatalog) -> Planner<'a> {
-        Planner { b: builtins(), catalog, levels: Vec::new(), subplans: 0, worktables: HashMap::new(), next_worktable: 0 }
+        Planner { b: builtins(), catalog, levels: Vec::new(), subplans: 0, worktables: HashMap::new(), next_worktable: 0, relations: Vec::new() }
     }
 
     /// Plans a whole statement.
@@ -184,6 +187,7 @@ impl<'a> Planner<'a> {
             q.returning.iter().map(|t| OutputColumn { name: t.name.clone(), ty: t.expr.ty(), origin: t.origin }).collect()
         };
         let mut pq = PlannedQuery::new(plan, columns, self.subplans);
+        pq.relations = std::mem::take(&mut self.relations);
         pq.row_lock = q.row_lock;
         pq.pre_modify = pre_modify;
         Ok(pq)
@@ -206,6 +210,12 @@ impl<'a> Planner<'a> {
             out.push((id, plan?));
         }
         Ok(out)
+    }
+
+    fn note_relation(&mut self, rel: tusk_types::Oid) {
+        if !self.relations.contains(&rel) {
+            self.relations.push(rel);
+        }
     }
 
     fn depth(&self) -> usize {
@@ -848,6 +858,7 @@ impl<'a> Planner<'a> {
                 }
                 let (method, reverse) = access::choose_scan(self.b, self.catalog, rel, &converted);
                 let filter = and_all(converted);
+                self.note_relation(rel.oid);
                 Ok((Plan::Scan { rel: rel.clone(), method, filter, with_key, reverse }, layout))
             }
             RteKind::Subquery(sq) => {
@@ -942,6 +953,7 @@ impl<'a> Planner<'a> {
         let result_rte = q.result_rte.ok_or_else(|| PgError::internal("DML without target"))?;
         let RteKind::Relation(rel) = &q.rtable[result_rte].kind else { return Err(PgError::internal("DML target")) };
         let rel = rel.clone();
+        self.note_relation(rel.oid);
         let ncols = q.rtable[result_rte].col_names.len();
         match q.command {
             CommandKind::Insert => {
