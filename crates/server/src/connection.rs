@@ -12,6 +12,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use pg_query::NodeEnum;
+use tusk_sql::commands::copy::{self, CopyPlan};
 use tusk_sql::commands::{self, UtilityResult};
 use tusk_sql::parser::{self, ParsedStatement};
 use tusk_sql::plan::{OutputColumn, PlannedQuery};
@@ -553,7 +554,9 @@ impl Connection {
         self.start_statement();
         let text = parser::statement_text(sql, stmt).to_string();
         self.handle.set_query(&text);
-        let result = if commands::is_utility(&stmt.node) {
+        let result = if let NodeEnum::CopyStmt(copy) = &stmt.node {
+            self.copy(copy, &text)
+        } else if commands::is_utility(&stmt.node) {
             let r = commands::execute_utility(&mut self.sql, stmt, sql);
             self.send_notices().map_err(io_err)?;
             match r? {
@@ -586,6 +589,50 @@ impl Connection {
         };
         self.sql.interrupt.end_statement();
         result
+    }
+
+    /// COPY: a file COPY runs to its end inside; COPY FROM STDIN reads
+    /// CopyData until CopyDone (a CopyFail or a bad row fails it, and the
+    /// messages the client still sends are then ignored by the main loop);
+    /// COPY TO STDOUT sends one CopyData per row.
+    fn copy(&mut self, stmt: &pg_query::protobuf::CopyStmt, sql: &str) -> PgResult<()> {
+        match copy::prepare(&mut self.sql, stmt, sql)? {
+            CopyPlan::Done(n) => self.complete(&format!("COPY {n}")),
+            CopyPlan::FromStdin(mut from) => {
+                self.out.copy_response(b'G', from.column_count()).map_err(io_err)?;
+                self.out.flush().map_err(io_err)?;
+                if let Some(e) = from.deferred_error.take() {
+                    return Err(e);
+                }
+                loop {
+                    match protocol::read_message(&mut self.reader)? {
+                        Some(Frontend::CopyData(d)) => from.feed(&self.sql, &d)?,
+                        Some(Frontend::CopyDone) => break,
+                        Some(Frontend::CopyFail(m)) => {
+                            return Err(PgError::new(sqlstate::QUERY_CANCELED, format!("COPY from stdin failed: {m}")));
+                        }
+                        // PostgreSQL ignores these during copy-in.
+                        Some(Frontend::Flush) | Some(Frontend::Sync) => {}
+                        Some(_) => {
+                            return Err(PgError::new(sqlstate::PROTOCOL_VIOLATION, "unexpected message type during COPY from stdin"));
+                        }
+                        None => {
+                            return Err(PgError::new(sqlstate::CONNECTION_FAILURE, "unexpected EOF on client connection with an open transaction"));
+                        }
+                    }
+                }
+                let n = from.finish(&self.sql)?;
+                self.complete(&format!("COPY {n}"))
+            }
+            CopyPlan::ToStdout(mut to) => {
+                self.out.copy_response(b'H', to.column_count()).map_err(io_err)?;
+                while let Some(line) = to.next_line(&self.sql)? {
+                    self.out.copy_data(&line).map_err(io_err)?;
+                }
+                self.out.copy_done().map_err(io_err)?;
+                self.complete(&format!("COPY {}", to.rows))
+            }
+        }
     }
 
     fn guard_failed(&self, node: &NodeEnum) -> PgResult<()> {

@@ -299,6 +299,28 @@ impl<W: Write> Out<W> {
         self.msg(b'C', |b| put_cstr(b, tag))
     }
 
+    /// CopyInResponse / CopyOutResponse ('G' / 'H') for a text-format COPY
+    /// of `columns` columns.
+    pub fn copy_response(&mut self, tag: u8, columns: usize) -> io::Result<()> {
+        self.msg(tag, |b| {
+            b.push(0);
+            b.extend_from_slice(&(columns as i16).to_be_bytes());
+            for _ in 0..columns {
+                b.extend_from_slice(&0i16.to_be_bytes());
+            }
+        })
+    }
+
+    pub fn copy_data(&mut self, data: &[u8]) -> io::Result<()> {
+        self.w.write_all(b"d")?;
+        self.w.write_all(&((data.len() + 4) as u32).to_be_bytes())?;
+        self.w.write_all(data)
+    }
+
+    pub fn copy_done(&mut self) -> io::Result<()> {
+        self.msg(b'c', |_| {})
+    }
+
     pub fn empty_query(&mut self) -> io::Result<()> {
         self.msg(b'I', |_| {})
     }

@@ -71,6 +71,9 @@ pub struct SqlSession {
     savepoint_marks: RefCell<Vec<SavepointMark>>,
     /// Tables this transaction holds a shared relation lock on.
     locked_relations: RefCell<std::collections::HashSet<Oid>>,
+    /// Storage this transaction created (CREATE TABLE, TRUNCATE, rewrites):
+    /// no other transaction can see it before this one commits.
+    fresh_storage: RefCell<std::collections::HashSet<u32>>,
 }
 
 /// The error `start_query` returns when the plan must be made again
@@ -95,6 +98,7 @@ struct SavepointMark {
     on_commit: Vec<(Oid, OnCommit)>,
     /// RocksDB releases locks taken after a savepoint when rolling back to it.
     locked_relations: std::collections::HashSet<Oid>,
+    fresh_storage: std::collections::HashSet<u32>,
 }
 
 /// What a temporary table's ON COMMIT clause asks for at commit.
@@ -143,6 +147,7 @@ impl SqlSession {
             sequence_undo: RefCell::new(Vec::new()),
             savepoint_marks: RefCell::new(Vec::new()),
             locked_relations: RefCell::new(std::collections::HashSet::new()),
+            fresh_storage: RefCell::new(std::collections::HashSet::new()),
             settings_at_begin: RefCell::new(None),
             local_settings: RefCell::new(Vec::new()),
             cluster_changed: false,
@@ -242,6 +247,7 @@ impl SqlSession {
         self.savepoint_marks.borrow_mut().clear();
         self.sequence_undo.borrow_mut().clear();
         self.locked_relations.borrow_mut().clear();
+        self.fresh_storage.borrow_mut().clear();
         let result = txn.commit();
         if cluster_changed {
             self.cluster.reload_cluster()?;
@@ -367,6 +373,7 @@ impl SqlSession {
         self.pending_seq_drops.borrow_mut().clear();
         self.savepoint_marks.borrow_mut().clear();
         self.locked_relations.borrow_mut().clear();
+        self.fresh_storage.borrow_mut().clear();
         self.undo_sequence_restarts(0);
         self.cluster_changed = false;
         self.end_settings_transaction(false);
@@ -379,6 +386,7 @@ impl SqlSession {
             txn.abort_work();
         }
         self.locked_relations.borrow_mut().clear();
+        self.fresh_storage.borrow_mut().clear();
     }
 
     /// Sets a storage savepoint and remembers the session state with it.
@@ -393,6 +401,7 @@ impl SqlSession {
             settings_at_begin: self.settings_at_begin.borrow().clone(),
             on_commit: self.on_commit.borrow().clone(),
             locked_relations: self.locked_relations.borrow().clone(),
+            fresh_storage: self.fresh_storage.borrow().clone(),
         });
         Ok(())
     }
@@ -419,6 +428,7 @@ impl SqlSession {
             *self.settings_at_begin.borrow_mut() = m.settings_at_begin;
             *self.on_commit.borrow_mut() = m.on_commit;
             *self.locked_relations.borrow_mut() = m.locked_relations;
+            *self.fresh_storage.borrow_mut() = m.fresh_storage;
         }
         if self.txn_catalog.is_some() {
             self.reload_txn_catalog()?;
@@ -466,6 +476,40 @@ impl SqlSession {
         let mut planned = p.plan_statement(&q)?;
         planned.catalog = Arc::downgrade(&catalog);
         Ok((Arc::new(planned), params))
+    }
+
+    /// Records storage this transaction created.
+    pub fn note_fresh_storage(&self, storage_id: u32) {
+        self.fresh_storage.borrow_mut().insert(storage_id);
+    }
+
+    /// Whether this transaction created `storage_id` (COPY FREEZE's test).
+    pub fn is_fresh_storage(&self, storage_id: u32) -> bool {
+        self.fresh_storage.borrow().contains(&storage_id)
+    }
+
+    /// Takes the shared relation lock a writer holds until commit.
+    pub fn lock_relation_shared(&self, rel: Oid) -> PgResult<()> {
+        if self.locked_relations.borrow_mut().insert(rel) {
+            self.txn()?.lock_shared(&crate::commands::ddl::relation_lock_key(rel))?;
+        }
+        Ok(())
+    }
+
+    /// Runs `f` with an executor context over `catalog` (for work that is
+    /// not a planned query: COPY FROM's inserts and defaults).
+    pub fn with_exec_cx<R>(&self, catalog: &Arc<DbCatalog>, state: &StmtState, f: impl FnOnce(&ExecCx) -> PgResult<R>) -> PgResult<R> {
+        let env = SessionEnv { s: self, catalog };
+        let cx = ExecCx {
+            txn: self.txn()?,
+            env: &env,
+            catalog,
+            params: &[],
+            outer: &[],
+            state,
+            work_mem_bytes: self.settings.borrow().work_mem_kb as usize * 1024,
+        };
+        f(&cx)
     }
 
     /// Relation locks, PostgreSQL's AccessShareLock and RowExclusiveLock:

@@ -14,6 +14,7 @@ pub mod sqlstate {
     pub const NO_DATA: &str = "02000";
     pub const CONNECTION_EXCEPTION: &str = "08000";
     pub const PROTOCOL_VIOLATION: &str = "08P01";
+    pub const CONNECTION_FAILURE: &str = "08006";
     pub const FEATURE_NOT_SUPPORTED: &str = "0A000";
     pub const CARDINALITY_VIOLATION: &str = "21000";
     pub const DATA_EXCEPTION: &str = "22000";

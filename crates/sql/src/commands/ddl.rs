@@ -83,8 +83,11 @@ impl<'s> Ddl<'s> {
         new_oid(&self.s.cluster.engine)
     }
 
+    /// New storage for a relation this transaction creates or rewrites.
     fn storage(&self) -> PgResult<u32> {
-        new_storage_id(&self.s.cluster.engine)
+        let id = new_storage_id(&self.s.cluster.engine)?;
+        self.s.note_fresh_storage(id);
+        Ok(id)
     }
 
     fn analyzer<'a>(&'a self, settings: &'a crate::settings::Settings) -> Analyzer<'a> {

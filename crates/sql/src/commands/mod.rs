@@ -3,6 +3,7 @@
 //! query. Transaction control and prepared statements belong to the
 //! protocol session (tusk-server), which owns the transaction block.
 
+pub mod copy;
 pub mod create_as;
 pub mod ddl;
 pub mod naming;

@@ -366,6 +366,34 @@ impl Writer {
     }
 }
 
+/// Inserts rows into one table from outside a plan (COPY FROM), with
+/// everything an INSERT checks: NOT NULL, CHECK, unique keys, and foreign
+/// keys (checked when `finish` is called, at the end of the statement).
+pub struct RowInserter {
+    writer: Writer,
+    info: Rc<RelInfo>,
+}
+
+impl RowInserter {
+    pub fn new(rel: Arc<Relation>, cx: &ExecCx) -> PgResult<RowInserter> {
+        let mut writer = Writer { infos: HashMap::new(), fk_checks: Vec::new() };
+        let info = writer.info(rel.oid, cx)?;
+        Ok(RowInserter { writer, info })
+    }
+
+    /// Inserts one whole row (every live column, defaults already filled).
+    pub fn insert(&mut self, row: &[Datum], cx: &ExecCx) -> PgResult<()> {
+        let info = self.info.clone();
+        self.writer.insert_row(&info, row, cx)?;
+        Ok(())
+    }
+
+    /// Runs the foreign key checks of the rows inserted so far.
+    pub fn finish(&mut self, cx: &ExecCx) -> PgResult<()> {
+        self.writer.run_fk_checks(cx)
+    }
+}
+
 pub use crate::plan::Recheck;
 
 pub struct ModifyNode {
