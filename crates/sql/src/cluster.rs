@@ -57,6 +57,7 @@ impl Cluster {
         }
         cluster.reload_cluster()?;
         cluster.drop_leftover_temp_objects()?;
+        cluster.drop_orphaned_storage()?;
         Ok(cluster)
     }
 
@@ -116,6 +117,25 @@ impl Cluster {
                 log::warn!("could not delete data of dropped relation (storage {id}): {e}");
             }
         }
+    }
+
+    /// Storage that no relation of any database uses: what transactions
+    /// that crashed before committing had bulk-written into storage they
+    /// created (see `tusk_storage::BulkWriter`), and drops cut short by a
+    /// crash.
+    fn drop_orphaned_storage(&self) -> PgResult<()> {
+        let mut used = std::collections::HashSet::new();
+        for db in self.cluster_catalog().databases.keys() {
+            for rel in self.catalog(*db)?.relations.values() {
+                used.insert(rel.storage_id);
+            }
+        }
+        let orphans: Vec<u32> = self.engine.storage_ids_with_data()?.into_iter().filter(|id| !used.contains(id)).collect();
+        if !orphans.is_empty() {
+            log::info!("removing the data of {} storage id(s) no relation uses", orphans.len());
+            self.drop_storage(&orphans);
+        }
+        Ok(())
     }
 
     /// Temporary tables die with their session; after a restart none survive.

@@ -71,9 +71,10 @@ pub struct SqlSession {
     savepoint_marks: RefCell<Vec<SavepointMark>>,
     /// Tables this transaction holds a shared relation lock on.
     locked_relations: RefCell<std::collections::HashSet<Oid>>,
-    /// Storage this transaction created (CREATE TABLE, TRUNCATE, rewrites):
-    /// no other transaction can see it before this one commits.
-    fresh_storage: RefCell<std::collections::HashSet<u32>>,
+    /// Storage this transaction created (CREATE TABLE, TRUNCATE, rewrites),
+    /// with the savepoint depth it was created at: no other transaction can
+    /// see it before this one commits, and it goes if this one rolls back.
+    fresh_storage: RefCell<HashMap<u32, usize>>,
 }
 
 /// The error `start_query` returns when the plan must be made again
@@ -98,7 +99,7 @@ struct SavepointMark {
     on_commit: Vec<(Oid, OnCommit)>,
     /// RocksDB releases locks taken after a savepoint when rolling back to it.
     locked_relations: std::collections::HashSet<Oid>,
-    fresh_storage: std::collections::HashSet<u32>,
+    fresh_storage: HashMap<u32, usize>,
 }
 
 /// What a temporary table's ON COMMIT clause asks for at commit.
@@ -147,7 +148,7 @@ impl SqlSession {
             sequence_undo: RefCell::new(Vec::new()),
             savepoint_marks: RefCell::new(Vec::new()),
             locked_relations: RefCell::new(std::collections::HashSet::new()),
-            fresh_storage: RefCell::new(std::collections::HashSet::new()),
+            fresh_storage: RefCell::new(HashMap::new()),
             settings_at_begin: RefCell::new(None),
             local_settings: RefCell::new(Vec::new()),
             cluster_changed: false,
@@ -245,9 +246,8 @@ impl SqlSession {
         let seq_drops = std::mem::take(&mut *self.pending_seq_drops.borrow_mut());
         let cluster_changed = std::mem::replace(&mut self.cluster_changed, false);
         self.savepoint_marks.borrow_mut().clear();
-        self.sequence_undo.borrow_mut().clear();
         self.locked_relations.borrow_mut().clear();
-        self.fresh_storage.borrow_mut().clear();
+        let fresh: Vec<u32> = self.fresh_storage.borrow_mut().drain().map(|(id, _)| id).collect();
         let result = txn.commit();
         if cluster_changed {
             self.cluster.reload_cluster()?;
@@ -256,12 +256,16 @@ impl SqlSession {
             self.cluster.reload_database(self.db)?;
         }
         if result.is_ok() {
+            self.sequence_undo.borrow_mut().clear();
             self.cluster.drop_storage(&drops);
             for seq in seq_drops {
                 let _ = self.cluster.sequences.drop(seq);
             }
             self.end_settings_transaction(true);
         } else {
+            // Rolled back after all: its new storage is nobody's.
+            self.cluster.drop_storage(&fresh);
+            self.undo_sequence_restarts(0);
             self.end_settings_transaction(false);
         }
         result
@@ -373,7 +377,7 @@ impl SqlSession {
         self.pending_seq_drops.borrow_mut().clear();
         self.savepoint_marks.borrow_mut().clear();
         self.locked_relations.borrow_mut().clear();
-        self.fresh_storage.borrow_mut().clear();
+        self.drop_fresh_storage();
         self.undo_sequence_restarts(0);
         self.cluster_changed = false;
         self.end_settings_transaction(false);
@@ -386,7 +390,7 @@ impl SqlSession {
             txn.abort_work();
         }
         self.locked_relations.borrow_mut().clear();
-        self.fresh_storage.borrow_mut().clear();
+        self.drop_fresh_storage();
     }
 
     /// Sets a storage savepoint and remembers the session state with it.
@@ -428,6 +432,10 @@ impl SqlSession {
             *self.settings_at_begin.borrow_mut() = m.settings_at_begin;
             *self.on_commit.borrow_mut() = m.on_commit;
             *self.locked_relations.borrow_mut() = m.locked_relations;
+            // Storage created since the savepoint is unreachable now; rows
+            // bulk-written into it are not undone by the storage rollback.
+            let gone: Vec<u32> = self.fresh_storage.borrow().keys().filter(|id| !m.fresh_storage.contains_key(id)).copied().collect();
+            self.cluster.drop_storage(&gone);
             *self.fresh_storage.borrow_mut() = m.fresh_storage;
         }
         if self.txn_catalog.is_some() {
@@ -480,12 +488,26 @@ impl SqlSession {
 
     /// Records storage this transaction created.
     pub fn note_fresh_storage(&self, storage_id: u32) {
-        self.fresh_storage.borrow_mut().insert(storage_id);
+        let depth = self.savepoint_marks.borrow().len();
+        self.fresh_storage.borrow_mut().insert(storage_id, depth);
     }
 
     /// Whether this transaction created `storage_id` (COPY FREEZE's test).
     pub fn is_fresh_storage(&self, storage_id: u32) -> bool {
-        self.fresh_storage.borrow().contains(&storage_id)
+        self.fresh_storage.borrow().contains_key(&storage_id)
+    }
+
+    /// See `Env::bulk_storage`.
+    pub fn is_bulk_storage(&self, storage_id: u32) -> bool {
+        let depth = self.savepoint_marks.borrow().len();
+        self.isolation() == Some(Isolation::ReadCommitted) && self.fresh_storage.borrow().get(&storage_id) == Some(&depth)
+    }
+
+    /// A rolled-back transaction's new storage: nothing references it, and
+    /// rows written around the transaction must go.
+    fn drop_fresh_storage(&self) {
+        let ids: Vec<u32> = self.fresh_storage.borrow_mut().drain().map(|(id, _)| id).collect();
+        self.cluster.drop_storage(&ids);
     }
 
     /// Takes the shared relation lock a writer holds until commit.
@@ -699,6 +721,10 @@ pub struct SessionEnv<'a> {
 }
 
 impl<'a> Env for SessionEnv<'a> {
+    fn bulk_storage(&self, storage_id: u32) -> bool {
+        self.s.is_bulk_storage(storage_id)
+    }
+
     fn settings(&self) -> Ref<'_, Settings> {
         self.s.settings.borrow()
     }

@@ -151,6 +151,35 @@ impl Engine {
         self.db.put_opt(key, value, &wo).map_err(storage_error)
     }
 
+    /// A writer for storage that no other transaction can see yet (see
+    /// `BulkWriter`).
+    pub fn bulk_writer(self: &Arc<Self>) -> BulkWriter {
+        BulkWriter { engine: self.clone(), batch: rocksdb::WriteBatchWithTransaction::<true>::default(), bytes: 0 }
+    }
+
+    /// The storage ids that have data, in order (for finding storage that
+    /// no catalog references any more).
+    pub fn storage_ids_with_data(&self) -> PgResult<Vec<u32>> {
+        let mut out = Vec::new();
+        let mut it = self.db.raw_iterator();
+        let mut seek = vec![keys::DATA_PREFIX];
+        loop {
+            it.seek(&seek);
+            let Some(k) = it.key() else { break };
+            if k.first() != Some(&keys::DATA_PREFIX) || k.len() < 5 {
+                break;
+            }
+            let id = u32::from_be_bytes(k[1..5].try_into().expect("4 bytes"));
+            out.push(id);
+            if id == u32::MAX {
+                break;
+            }
+            seek = keys::storage_prefix(id + 1);
+        }
+        it.status().map_err(storage_error)?;
+        Ok(out)
+    }
+
     pub fn delete_direct(&self, key: &[u8]) -> PgResult<()> {
         self.db.delete(key).map_err(storage_error)
     }
@@ -252,4 +281,48 @@ fn decode_u64(v: &[u8]) -> u64 {
     let n = v.len().min(8);
     b[8 - n..].copy_from_slice(&v[..n]);
     u64::from_be_bytes(b)
+}
+
+/// Writes rows straight into the database, outside any transaction, for
+/// bulk loads into storage that only the writing transaction can reach:
+/// storage it created (CREATE TABLE, TRUNCATE, a table rewrite), which no
+/// committed catalog names yet. This skips what a transaction costs per
+/// key (a lock, a copy in its write batch held until commit), so a load of
+/// millions of rows runs in bounded memory.
+///
+/// The caller owns the consequences: if the transaction rolls back, the
+/// storage must be deleted (nothing else references it); the writes are in
+/// the WAL, unsynced, and the transaction's own synced commit makes them
+/// durable with it, since syncing the WAL syncs everything written before.
+pub struct BulkWriter {
+    engine: Arc<Engine>,
+    batch: rocksdb::WriteBatchWithTransaction<true>,
+    bytes: usize,
+}
+
+/// Bytes buffered before a bulk writer writes them.
+const BULK_FLUSH_BYTES: usize = 4 << 20;
+
+impl BulkWriter {
+    pub fn put(&mut self, key: &[u8], value: &[u8]) -> PgResult<()> {
+        self.batch.put(key, value);
+        self.bytes += key.len() + value.len() + 8;
+        if self.bytes >= BULK_FLUSH_BYTES {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    /// Writes what is buffered; afterwards it is readable by anyone who
+    /// knows the storage id.
+    pub fn flush(&mut self) -> PgResult<()> {
+        if self.bytes == 0 {
+            return Ok(());
+        }
+        let batch = std::mem::take(&mut self.batch);
+        self.bytes = 0;
+        let mut wo = WriteOptions::default();
+        wo.set_sync(false);
+        self.engine.db.write_opt(batch, &wo).map_err(storage_error)
+    }
 }

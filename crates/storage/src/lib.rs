@@ -9,5 +9,5 @@ pub mod keys;
 pub mod row;
 pub mod txn;
 
-pub use engine::{Engine, EngineOptions};
+pub use engine::{BulkWriter, Engine, EngineOptions};
 pub use txn::{Interrupt, Isolation, KeyValue, Txn};

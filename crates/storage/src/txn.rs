@@ -343,6 +343,34 @@ impl Txn {
         self.scan_with(ReadOptions::default(), lower, upper, reverse, limit)
     }
 
+    /// How many keys `[lower, upper)` holds, newest versions plus own
+    /// writes (counting what a bulk load wrote, without copying it).
+    pub fn count_latest(&self, lower: &[u8], upper: &[u8]) -> PgResult<u64> {
+        let mut ro = ReadOptions::default();
+        ro.set_iterate_lower_bound(lower.to_vec());
+        ro.set_iterate_upper_bound(upper.to_vec());
+        let mut n = 0u64;
+        macro_rules! count {
+            ($it:expr) => {{
+                let mut it = $it;
+                it.seek_to_first();
+                while it.valid() {
+                    n += 1;
+                    if n % 65536 == 0 {
+                        self.interrupt.check()?;
+                    }
+                    it.next();
+                }
+                it.status().map_err(storage_error)?;
+            }};
+        }
+        match self.inner.get() {
+            Some(txn) => count!(txn.raw_iterator_opt(ro)),
+            None => count!(self.engine.db().raw_iterator_opt(ro)),
+        }
+        Ok(n)
+    }
+
     fn scan_with(&self, mut ro: ReadOptions, lower: &[u8], upper: &[u8], reverse: bool, limit: usize) -> PgResult<Vec<KeyValue>> {
         ro.set_iterate_lower_bound(lower.to_vec());
         ro.set_iterate_upper_bound(upper.to_vec());

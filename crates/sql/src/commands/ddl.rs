@@ -1192,7 +1192,7 @@ fn build_index(d: &Ddl, rel: &Relation, idx_oid: Oid) -> PgResult<()> {
         if table.indexes[i].clustered {
             return Ok(());
         }
-        table.scan_all(cx, &mut |key, row| table.add_index_entry(i, &row, key, cx))
+        table.build_index(i, cx)
     })
 }
 
@@ -2146,11 +2146,7 @@ fn alter_table_cmd(d: &Ddl, rel: &Arc<Relation>, c: &pb::AlterTableCmd, objtype:
             for con in &constraints {
                 add_constraint(d, &mut t, con, false, &mut new_indexes, &mut taken)?;
             }
-            d.put(&t)?;
-            for idx in &new_indexes {
-                d.create_relation(idx)?;
-            }
-            validate_new_constraints(d, rel, &t, &new_indexes)?;
+            install_constraints(d, rel, &mut t, &mut new_indexes)?;
         }
         // DROP COLUMN
         15 | 16 => {
@@ -2290,34 +2286,9 @@ fn alter_table_cmd(d: &Ddl, rel: &Arc<Relation>, c: &pb::AlterTableCmd, objtype:
             let mut new_indexes = Vec::new();
             let mut taken = Vec::new();
             add_constraint(d, &mut t, con, false, &mut new_indexes, &mut taken)?;
-            d.put(&t)?;
-            for idx in &new_indexes {
-                d.create_relation(idx)?;
-            }
             // Building the key's index reports duplicates before NULLs are
             // looked for, as in PostgreSQL.
-            validate_new_constraints(d, rel, &t, &new_indexes)?;
-            if con.contype == 7 {
-                // Existing rows must be non-null in the key.
-                let pk = t.primary_key().expect("just added").clone();
-                for &a in &pk.columns {
-                    let live = t.live_columns().position(|(x, _)| x == a).expect("live column");
-                    let mut has_null = false;
-                    d.s.with_exec(&d.catalog, |cx| {
-                        let table = TableAccess::new(rel.clone(), &d.catalog, &mut crate::executor::nodes_compile(cx))?;
-                        table.scan_all(cx, &mut |_, row| {
-                            has_null |= row[live].is_null();
-                            Ok(())
-                        })
-                    })?;
-                    if has_null {
-                        return Err(PgError::new(
-                            sqlstate::NOT_NULL_VIOLATION,
-                            format!("column \"{}\" of relation \"{}\" contains null values", t.column(a).name, rel.name),
-                        ));
-                    }
-                }
-            }
+            install_constraints(d, rel, &mut t, &mut new_indexes)?;
         }
         // DROP CONSTRAINT
         27 | 28 => {
@@ -2467,6 +2438,96 @@ fn table_has_rows(d: &Ddl, rel: &Arc<Relation>) -> PgResult<bool> {
 
 /// After ADD CONSTRAINT / ADD COLUMN: build new indexes and check the
 /// existing rows against new CHECK and FOREIGN KEY constraints.
+/// Writes a table definition that gained constraints (ALTER TABLE ADD
+/// CONSTRAINT / ADD COLUMN), creates their indexes and checks the rows.
+///
+/// A primary key added to a table that has none clusters the table on it,
+/// as a key declared with the table does: the rows move to new storage
+/// keyed by the primary key (with every index rebuilt for the new row
+/// keys), so that lookups by the key read the row directly.
+fn install_constraints(d: &Ddl, rel: &Arc<Relation>, t: &mut Relation, new_indexes: &mut [Relation]) -> PgResult<()> {
+    let recluster = rel.kind == RelKind::Table
+        && !d.catalog.indexes_of(rel).any(|i| i.index.as_ref().is_some_and(|x| x.clustered))
+        && new_indexes.iter().any(|i| i.index.as_ref().is_some_and(|x| x.primary));
+    if !recluster {
+        d.put(t)?;
+        for idx in new_indexes.iter() {
+            d.create_relation(idx)?;
+        }
+        return validate_new_constraints(d, rel, t, new_indexes);
+    }
+    d.lock_relation(rel.oid)?;
+    d.s.note_drop(rel.storage_id);
+    t.storage_id = d.storage()?;
+    for idx in new_indexes.iter_mut() {
+        let info = idx.index.as_mut().expect("index relation");
+        if info.primary {
+            info.clustered = true;
+            idx.storage_id = t.storage_id;
+        }
+    }
+    for old_idx in d.catalog.indexes_of(rel) {
+        let mut ix = (**old_idx).clone();
+        d.s.note_drop(ix.storage_id);
+        ix.storage_id = d.storage()?;
+        d.put(&ix)?;
+    }
+    d.put(t)?;
+    for idx in new_indexes.iter() {
+        d.create_relation(idx)?;
+    }
+    // Duplicates are reported first, then NULLs in the key, as PostgreSQL does.
+    let null_col = reload_rows(d, rel, t)?;
+    let pk = t.primary_key().expect("just added").clone();
+    if let Some(i) = null_col {
+        return Err(PgError::new(
+            sqlstate::NOT_NULL_VIOLATION,
+            format!("column \"{}\" of relation \"{}\" contains null values", t.column(pk.columns[i]).name, rel.name),
+        ));
+    }
+    validate_new_constraints(d, rel, t, &[])
+}
+
+/// Copies every row of `old` into the rewritten table `new` (new storage,
+/// the same columns): around the transaction when it owns all the new
+/// storage (see `tusk_storage::BulkWriter`), streaming, with unique keys
+/// verified afterwards. Rows with a NULL in the clustered key stay out;
+/// the position (in the key) of the first such NULL is returned.
+fn reload_rows(d: &Ddl, old: &Arc<Relation>, new: &Relation) -> PgResult<Option<usize>> {
+    let cat = Arc::new(store::load_database(d.txn()?, d.db())?);
+    let new_rel = cat.relation(new.oid).ok_or_else(|| PgError::internal("table vanished"))?.clone();
+    d.s.with_exec(&cat, |cx| {
+        let mut compile = crate::executor::nodes_compile(cx);
+        let from = TableAccess::new(old.clone(), &d.catalog, &mut compile)?;
+        let to = TableAccess::new(new_rel.clone(), &cat, &mut compile)?;
+        let bulk_ok = cx.env.bulk_storage(new_rel.storage_id) && to.indexes.iter().all(|i| cx.env.bulk_storage(i.rel.storage_id));
+        let mut bulk = bulk_ok.then(|| cx.txn.engine().bulk_writer());
+        let pk_cols = to.pk_cols.clone().unwrap_or_default();
+        let mut expected = vec![0u64; to.indexes.len()];
+        let keyed = |row: &[Datum]| pk_cols.iter().all(|&c| !row[c].is_null());
+        let mut null_col = None;
+        from.scan_all(cx, &mut |_, row| {
+            if !keyed(&row) {
+                null_col = null_col.or_else(|| pk_cols.iter().position(|&c| row[c].is_null()));
+                return Ok(());
+            }
+            to.count_entries(&row, &mut expected, cx)?;
+            to.load_row(&row, bulk.as_mut(), cx)
+        })?;
+        if let Some(b) = bulk.as_mut() {
+            b.flush()?;
+        }
+        to.verify_unique_loaded(
+            &|f| {
+                from.scan_all(cx, &mut |_, row| if keyed(&row) { f(row) } else { Ok(()) })
+            },
+            &expected,
+            cx,
+        )?;
+        Ok(null_col)
+    })
+}
+
 fn validate_new_constraints(d: &Ddl, old: &Arc<Relation>, new: &Relation, new_indexes: &[Relation]) -> PgResult<()> {
     for idx in new_indexes {
         build_index(d, new, idx.oid)?;

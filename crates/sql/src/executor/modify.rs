@@ -56,6 +56,8 @@ struct RelInfo {
     fks_in: Vec<FkIn>,
     /// Column defaults, for SET DEFAULT actions (compiled lazily).
     defaults: Option<Vec<Expr>>,
+    /// New rows go around the transaction (`TableAccess::bulk_eligible`).
+    bulk: bool,
 }
 
 fn live_index(rel: &Relation, attnum: i16) -> PgResult<usize> {
@@ -103,7 +105,8 @@ fn rel_info(rel: Arc<Relation>, cx: &ExecCx) -> PgResult<RelInfo> {
     // PostgreSQL checks CHECK constraints in name order.
     checks.sort_by(|a, b| a.0.cmp(&b.0));
     let not_null = rel.live_columns().enumerate().filter(|(_, (_, c))| c.not_null).map(|(i, _)| i).collect();
-    Ok(RelInfo { table, checks, not_null, fks_out, fks_in, defaults: None })
+    let bulk = table.bulk_eligible(cx);
+    Ok(RelInfo { table, checks, not_null, fks_out, fks_in, defaults: None, bulk })
 }
 
 /// Text of a row for "Failing row contains (...)".
@@ -155,6 +158,8 @@ struct Writer {
     /// statement, so a row may reference itself or a row inserted after it
     /// by the same statement): (relation, new row, old row of an update).
     fk_checks: Vec<(Rc<RelInfo>, Row, Option<Row>)>,
+    /// Rows written around the transaction, buffered.
+    bulk: Option<tusk_storage::BulkWriter>,
 }
 
 impl Writer {
@@ -204,8 +209,18 @@ impl Writer {
         }
     }
 
-    /// Runs the queued foreign key checks, at the end of the statement.
+    /// Writes buffered bulk rows, making them readable.
+    fn flush_bulk(&mut self) -> PgResult<()> {
+        match self.bulk.as_mut() {
+            Some(b) => b.flush(),
+            None => Ok(()),
+        }
+    }
+
+    /// Runs the queued foreign key checks, at the end of the statement
+    /// (after the statement's bulk-written rows are written, so that they count).
     fn run_fk_checks(&mut self, cx: &ExecCx) -> PgResult<()> {
+        self.flush_bulk()?;
         for (info, row, old) in std::mem::take(&mut self.fk_checks) {
             cx.check()?;
             self.check_fks_out(&info, &row, old.as_deref(), cx)?;
@@ -325,6 +340,12 @@ impl Writer {
     fn insert_row(&mut self, info: &Rc<RelInfo>, row: &[Datum], cx: &ExecCx) -> PgResult<Vec<u8>> {
         self.check_row(info, row, cx)?;
         let key = info.table.new_row_key(row, cx)?;
+        if info.bulk {
+            let bulk = self.bulk.get_or_insert_with(|| cx.txn.engine().bulk_writer());
+            info.table.insert_bulk(row, &key, bulk, cx)?;
+            self.defer_fk_check(info, row, None);
+            return Ok(key);
+        }
         if let Some((i, vals, _)) = info.table.find_conflict(row, &key, cx, None)? {
             return Err(info.table.unique_violation(i, &vals, cx));
         }
@@ -376,7 +397,7 @@ pub struct RowInserter {
 
 impl RowInserter {
     pub fn new(rel: Arc<Relation>, cx: &ExecCx) -> PgResult<RowInserter> {
-        let mut writer = Writer { infos: HashMap::new(), fk_checks: Vec::new() };
+        let mut writer = Writer { infos: HashMap::new(), fk_checks: Vec::new(), bulk: None };
         let info = writer.info(rel.oid, cx)?;
         Ok(RowInserter { writer, info })
     }
@@ -438,7 +459,7 @@ impl ModifyNode {
             view_checks,
             old_width,
             recheck,
-            writer: Writer { infos: HashMap::new(), fk_checks: Vec::new() },
+            writer: Writer { infos: HashMap::new(), fk_checks: Vec::new(), bulk: None },
             conflict_updated: HashSet::new(),
             output: Vec::new().into_iter(),
         })

@@ -313,6 +313,31 @@ impl TableAccess {
         Ok(())
     }
 
+    /// Whether rows may be written around the transaction (see
+    /// `tusk_storage::BulkWriter`): the table and all its indexes are in
+    /// storage the transaction may bulk-write, and nothing about a new row
+    /// needs a read of this table (no primary key, no unique index), so
+    /// buffered rows can never be missed.
+    pub fn bulk_eligible(&self, cx: &ExecCx) -> bool {
+        self.pk_cols.is_none()
+            && cx.env.bulk_storage(self.rel.storage_id)
+            && self.indexes.iter().all(|ix| !ix.unique && cx.env.bulk_storage(ix.rel.storage_id))
+    }
+
+    /// `insert` through a bulk writer.
+    pub fn insert_bulk(&self, row: &[Datum], row_key: &[u8], bulk: &mut tusk_storage::BulkWriter, cx: &ExecCx) -> PgResult<()> {
+        bulk.put(row_key, &self.encode(row))?;
+        for idx in &self.indexes {
+            if idx.clustered || !self.applies(idx, row, cx)? {
+                continue;
+            }
+            let (k, has_null, _) = self.index_key(idx, row, cx)?;
+            let (entry, _) = self.entry_key(idx, k, has_null, row_key);
+            bulk.put(&entry, row_key)?;
+        }
+        Ok(())
+    }
+
     /// Removes a row and its index entries.
     pub fn delete(&self, row: &[Datum], row_key: &[u8], cx: &ExecCx) -> PgResult<()> {
         cx.txn.delete(row_key)?;
@@ -532,6 +557,120 @@ impl TableAccess {
             }
         }
         cx.txn.put(&entry, row_key)
+    }
+
+    /// Writes `row` and its index entries without any check, around the
+    /// transaction when `bulk` is given (storage the transaction owns, see
+    /// `tusk_storage::BulkWriter`), else through it. For loads whose unique
+    /// keys are verified afterwards by `verify_unique_loaded`.
+    pub fn load_row(&self, row: &[Datum], bulk: Option<&mut tusk_storage::BulkWriter>, cx: &ExecCx) -> PgResult<()> {
+        let key = self.new_row_key(row, cx)?;
+        match bulk {
+            Some(b) => {
+                b.put(&key, &self.encode(row))?;
+                for idx in &self.indexes {
+                    if idx.clustered || !self.applies(idx, row, cx)? {
+                        continue;
+                    }
+                    let (k, has_null, _) = self.index_key(idx, row, cx)?;
+                    let (entry, _) = self.entry_key(idx, k, has_null, &key);
+                    b.put(&entry, &key)?;
+                }
+                Ok(())
+            }
+            None => {
+                cx.txn.put(&key, &self.encode(row))?;
+                for idx in &self.indexes {
+                    if idx.clustered || !self.applies(idx, row, cx)? {
+                        continue;
+                    }
+                    let (k, has_null, _) = self.index_key(idx, row, cx)?;
+                    let (entry, _) = self.entry_key(idx, k, has_null, &key);
+                    cx.txn.put(&entry, &key)?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// After `load_row` of `rows` (each row): every key of the clustered
+    /// key and of unique indexes must be distinct, which holds exactly when
+    /// each storage holds one key per row it indexes (a duplicate
+    /// overwrote its twin). On a mismatch, `rows` is scanned again to name
+    /// the first duplicate, as "could not create unique index" does.
+    pub fn verify_unique_loaded(&self, rows: &dyn Fn(&mut dyn FnMut(Vec<Datum>) -> PgResult<()>) -> PgResult<()>, expected: &[u64], cx: &ExecCx) -> PgResult<()> {
+        for (i, idx) in self.indexes.iter().enumerate() {
+            if !idx.unique {
+                continue;
+            }
+            let prefix = storage_prefix(idx.rel.storage_id);
+            let have = cx.txn.count_latest(&prefix, &prefix_end(&prefix))?;
+            if have == expected[i] {
+                continue;
+            }
+            // Find the first repeated key.
+            let mut seen = std::collections::HashSet::new();
+            let mut dup: Option<Vec<Datum>> = None;
+            rows(&mut |row| {
+                if dup.is_some() || !self.applies(idx, &row, cx)? {
+                    return Ok(());
+                }
+                let (k, has_null, vals) = self.index_key(idx, &row, cx)?;
+                if has_null && !idx.nulls_not_distinct {
+                    return Ok(());
+                }
+                if !seen.insert(k) {
+                    dup = Some(vals);
+                }
+                Ok(())
+            })?;
+            let vals = dup.ok_or_else(|| PgError::internal("unique index lost entries without a duplicate"))?;
+            let err = self.unique_violation(i, &vals, cx);
+            let detail = err.detail.clone().unwrap_or_default().replace("already exists.", "is duplicated.");
+            return Err(PgError::new(sqlstate::UNIQUE_VIOLATION, format!("could not create unique index \"{}\"", idx.rel.name))
+                .with_detail(detail)
+                .with_constraint(&idx.rel.name));
+        }
+        Ok(())
+    }
+
+    /// How many entries `load_row` writes into each index for `row`
+    /// (added to `counts`, one slot per index).
+    pub fn count_entries(&self, row: &[Datum], counts: &mut [u64], cx: &ExecCx) -> PgResult<()> {
+        for (i, idx) in self.indexes.iter().enumerate() {
+            if self.applies(idx, row, cx)? {
+                counts[i] += 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// Builds index `i` over every row, like `add_index_entry` for each,
+    /// but around the transaction when the index storage is the
+    /// transaction's own (a new index: no one else can use it yet), with
+    /// uniqueness verified by counting afterwards.
+    pub fn build_index(&self, i: usize, cx: &ExecCx) -> PgResult<()> {
+        let idx = &self.indexes[i];
+        if !cx.env.bulk_storage(idx.rel.storage_id) {
+            return self.scan_all(cx, &mut |key, row| self.add_index_entry(i, &row, key, cx));
+        }
+        let mut bulk = cx.txn.engine().bulk_writer();
+        let mut expected = vec![0u64; self.indexes.len()];
+        self.scan_all(cx, &mut |key, row| {
+            if !self.applies(idx, &row, cx)? {
+                return Ok(());
+            }
+            expected[i] += 1;
+            let (k, has_null, _) = self.index_key(idx, &row, cx)?;
+            let (entry, _) = self.entry_key(idx, k, has_null, key);
+            bulk.put(&entry, key)
+        })?;
+        bulk.flush()?;
+        if idx.unique {
+            let only = TableAccess { indexes: vec![idx.clone()], ..self.clone() };
+            only.verify_unique_loaded(&|f| self.scan_all(cx, &mut |_, row| f(row)), &expected[i..=i], cx)?;
+        }
+        Ok(())
     }
 
     /// Every (row key, row) of the table, as of the statement snapshot.

@@ -78,6 +78,13 @@ pub trait Env {
     fn sequence_state(&self, seq: Oid) -> PgResult<(i64, bool)>;
     fn cluster_catalog(&self) -> std::sync::Arc<crate::catalog::ClusterCatalog>;
     fn database_oid(&self) -> Oid;
+    /// Whether rows of `storage_id` may be written around the transaction
+    /// (see `tusk_storage::BulkWriter`): the transaction created the storage
+    /// at its current savepoint level, and it reads at statement snapshots
+    /// (READ COMMITTED), so its later statements see the rows.
+    fn bulk_storage(&self, _storage_id: u32) -> bool {
+        false
+    }
 }
 
 /// The call context: argument and result types, and the environment.
