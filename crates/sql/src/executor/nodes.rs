@@ -86,6 +86,11 @@ enum ScanState {
     Index { lower: Vec<u8>, upper: Vec<u8> },
     /// Row keys to fetch, or key prefixes to scan, one after another.
     Keys { ranges: std::vec::IntoIter<(Vec<u8>, Vec<u8>)>, through_index: bool, current: Option<(Vec<u8>, Vec<u8>)> },
+    /// Whole keys to look up one by one (equality on every column of the
+    /// clustered key, or of a unique index whose entries point at rows):
+    /// a point read each, which bloom filters and the block cache serve,
+    /// instead of a range scan.
+    Points { keys: std::vec::IntoIter<Vec<u8>>, through_index: bool },
     Done,
 }
 
@@ -189,6 +194,9 @@ impl ScanNode {
             return Ok(ScanState::Done);
         }
         let prefix = self.table.prefix().to_vec();
+        if let Some(state) = self.point_lookup(&prefix, cx)? {
+            return Ok(state);
+        }
         Ok(match &self.method {
             ScanMethod::Full => ScanState::Rows { lower: prefix.clone(), upper: prefix_end(&prefix) },
             ScanMethod::PrimaryKey(range) => match Self::range_bounds(&prefix, range, cx)? {
@@ -221,6 +229,41 @@ impl ScanNode {
                 ScanState::Keys { ranges: ranges.into_iter(), through_index: index.is_some(), current: None }
             }
         })
+    }
+
+    /// A scan that names whole keys: equality on all of the clustered
+    /// key's columns or of a unique (non-partial) index's, or an IN list on
+    /// a one-column one.
+    fn point_lookup(&self, prefix: &[u8], cx: &ExecCx) -> PgResult<Option<ScanState>> {
+        let full_key = |range: &KeyRange, ncols: usize| range.eq.len() == ncols && range.lower.is_none() && range.upper.is_none();
+        let encode = |base: &[u8], values: &[Datum]| -> PgResult<Option<Vec<u8>>> {
+            let mut k = base.to_vec();
+            for v in values {
+                if v.is_null() {
+                    return Ok(None);
+                }
+                encode_key_datum(&mut k, v)?;
+            }
+            Ok(Some(k))
+        };
+        let unique_index = |index: &Arc<Relation>| {
+            self.table.indexes.iter().find(|i| i.rel.oid == index.oid).filter(|i| i.unique && i.predicate.is_none() && !i.clustered).map(|i| i.cols.len())
+        };
+        let pk_len = self.table.pk_cols.as_ref().map(Vec::len);
+        let (base, ncols, values, through_index): (Vec<u8>, usize, Vec<Datum>, bool) = match &self.method {
+            ScanMethod::PrimaryKey(range) if pk_len.is_some_and(|n| full_key(range, n)) => {
+                let vals = range.eq.iter().map(|e| eval(e, &[], cx)).collect::<PgResult<Vec<_>>>()?;
+                (prefix.to_vec(), vals.len(), vals, false)
+            }
+            ScanMethod::Index { index, range } if unique_index(index).is_some_and(|n| full_key(range, n)) => {
+                let vals = range.eq.iter().map(|e| eval(e, &[], cx)).collect::<PgResult<Vec<_>>>()?;
+                (storage_prefix(index.storage_id), vals.len(), vals, true)
+            }
+            _ => return Ok(None),
+        };
+        let _ = ncols;
+        let keys: Vec<Vec<u8>> = encode(&base, &values)?.into_iter().collect();
+        Ok(Some(ScanState::Points { keys: keys.into_iter(), through_index }))
     }
 
     /// Fetches the next batch of (key, row) pairs; false when exhausted.
@@ -267,6 +310,22 @@ impl ScanNode {
                             rows.push((row_key.into_vec(), row));
                         }
                     }
+                    (rows, next)
+                }
+                ScanState::Points { mut keys, through_index } => {
+                    let mut rows = Vec::new();
+                    if let Some(k) = keys.next() {
+                        match cx.txn.get(&k)? {
+                            Some(v) if through_index => {
+                                if let Some(row) = self.table.fetch(cx.txn, &v)? {
+                                    rows.push((v, row));
+                                }
+                            }
+                            Some(v) => rows.push((k, self.table.decode(&v)?)),
+                            None => {}
+                        }
+                    }
+                    let next = if keys.len() == 0 { ScanState::Done } else { ScanState::Points { keys, through_index } };
                     (rows, next)
                 }
                 ScanState::Keys { mut ranges, through_index, current } => {
