@@ -81,6 +81,8 @@ pub struct Connection {
     reported_generation: u64,
     /// Whether the extended-protocol messages since the last Sync began a transaction.
     extended_txn: bool,
+    /// The socket's read timeout as last set (idle_in_transaction_session_timeout).
+    read_timeout: Option<Duration>,
 }
 
 /// Accepts one client: startup, authentication, then the message loop.
@@ -215,6 +217,7 @@ pub fn serve(shared: Arc<Shared>, stream: TcpStream) {
         extended_txn: false,
         reported,
         reported_generation,
+        read_timeout: None,
     };
     conn.run();
     conn.sql.rollback();
@@ -277,7 +280,11 @@ impl Connection {
             // idle_in_transaction_session_timeout
             let idle_timeout = self.sql.settings.borrow().idle_in_transaction_timeout_ms;
             let timeout = if idle_timeout > 0 && self.block != Block::Idle { Some(Duration::from_millis(idle_timeout)) } else { None };
-            let _ = self.reader.get_ref().set_read_timeout(timeout);
+            // A syscall: only when the timeout changes.
+            if timeout != self.read_timeout {
+                let _ = self.reader.get_ref().set_read_timeout(timeout);
+                self.read_timeout = timeout;
+            }
             self.handle.set_idle(self.block != Block::Idle);
             let msg = match protocol::read_message(&mut self.reader) {
                 Ok(Some(m)) => m,
@@ -1122,7 +1129,7 @@ impl Connection {
 
     fn execute_portal(&mut self, portal: &mut Portal, max_rows: i32) -> PgResult<()> {
         let prepared = portal.prepared.clone();
-        let Some(stmt) = prepared.stmt.clone() else {
+        let Some(stmt) = prepared.stmt.as_ref() else {
             return self.out.empty_query().map_err(io_err);
         };
         let max = if max_rows <= 0 { 0 } else { max_rows as usize };
@@ -1159,7 +1166,7 @@ impl Connection {
                         }
                     }
                     self.start_statement();
-                    let r = commands::execute_utility(&mut self.sql, &stmt, &prepared.sql);
+                    let r = commands::execute_utility(&mut self.sql, stmt, &prepared.sql);
                     self.sql.interrupt.end_statement();
                     self.send_notices().map_err(io_err)?;
                     return match r? {
@@ -1170,7 +1177,7 @@ impl Connection {
                         UtilityResult { tag, rows: None } => self.complete(&tag),
                     };
                 }
-                return self.run_statement(&stmt, &prepared.sql.clone(), &portal.params, &prepared.param_types.clone(), &portal.result_formats, None);
+                return self.run_statement(stmt, &prepared.sql, &portal.params, &prepared.param_types, &portal.result_formats, None);
             }
             self.start_statement();
             self.handle.set_query(&prepared.sql);

@@ -7,7 +7,7 @@
 //! change Tusk's behaviour; their parsed values are cached in typed fields.
 
 use std::collections::HashMap;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use tusk_types::datetime::{self, DateTimeSettings};
 use tusk_types::{sqlstate, PgError, PgResult};
@@ -161,10 +161,12 @@ fn invalid_value(name: &str, value: &str) -> PgError {
 /// A session's settings.
 #[derive(Clone, Debug)]
 pub struct Settings {
-    /// Current values by lower-case name, in canonical text form; absent = boot value.
-    values: HashMap<String, String>,
+    /// Current values by lower-case name, in canonical text form; absent =
+    /// boot value. Shared until changed: settings are cloned per statement
+    /// and per savepoint, and changed rarely.
+    values: Arc<HashMap<String, String>>,
     /// Custom (dotted) parameters, e.g. `myapp.user_id`.
-    custom: HashMap<String, String>,
+    custom: Arc<HashMap<String, String>>,
     pub datetime: DateTimeSettings,
     pub extra_float_digits: i32,
     pub search_path: Vec<String>,
@@ -184,7 +186,7 @@ pub struct Settings {
     pub transaction_read_only: Option<bool>,
     /// Values RESET returns to: those the client gave at connection start
     /// (PostgreSQL's reset_val, which startup options set), else boot values.
-    session_defaults: HashMap<String, String>,
+    session_defaults: Arc<HashMap<String, String>>,
     /// Changes with every SET or RESET (drawn from a process-wide counter,
     /// so a restored copy reads as changed too): the protocol compares it
     /// to decide whether to re-send ParameterStatus.
@@ -200,8 +202,8 @@ fn next_generation() -> u64 {
 impl Default for Settings {
     fn default() -> Self {
         let mut s = Settings {
-            values: HashMap::new(),
-            custom: HashMap::new(),
+            values: Arc::new(HashMap::new()),
+            custom: Arc::new(HashMap::new()),
             datetime: DateTimeSettings::default(),
             extra_float_digits: 1,
             search_path: vec!["$user".into(), "public".into()],
@@ -216,7 +218,7 @@ impl Default for Settings {
             default_read_only: false,
             transaction_isolation: None,
             transaction_read_only: None,
-            session_defaults: HashMap::new(),
+            session_defaults: Arc::new(HashMap::new()),
             generation: next_generation(),
         };
         let tz = default_timezone();
@@ -271,7 +273,7 @@ impl Settings {
     pub fn set(&mut self, name: &str, value: &str) -> PgResult<()> {
         let lower = name.to_ascii_lowercase();
         if lower.contains('.') {
-            self.custom.insert(lower, value.to_string());
+            Arc::make_mut(&mut self.custom).insert(lower, value.to_string());
             return Ok(());
         }
         let def = lookup_def(&lower).ok_or_else(|| unrecognized(name))?;
@@ -297,7 +299,7 @@ impl Settings {
             _ => {}
         }
         let canonical = self.validate_and_apply(def, value)?;
-        self.values.insert(lower, canonical);
+        Arc::make_mut(&mut self.values).insert(lower, canonical);
         self.generation = next_generation();
         Ok(())
     }
@@ -307,17 +309,17 @@ impl Settings {
         let lower = name.to_ascii_lowercase();
         self.generation = next_generation();
         if lower.contains('.') {
-            self.custom.remove(&lower);
+            Arc::make_mut(&mut self.custom).remove(&lower);
             return Ok(());
         }
         let def = lookup_def(&lower).ok_or_else(|| unrecognized(name))?;
         match self.session_defaults.get(&lower).cloned() {
             Some(v) => {
                 let canonical = self.validate_and_apply(def, &v)?;
-                self.values.insert(lower, canonical);
+                Arc::make_mut(&mut self.values).insert(lower, canonical);
             }
             None => {
-                self.values.remove(&lower);
+                Arc::make_mut(&mut self.values).remove(&lower);
                 let boot = def.boot.clone();
                 self.validate_and_apply(def, &boot)?;
             }
@@ -342,7 +344,7 @@ impl Settings {
                 let _ = self.reset(&name);
             }
         }
-        self.custom.clear();
+        Arc::make_mut(&mut self.custom).clear();
         self.generation = next_generation();
     }
 
@@ -399,7 +401,7 @@ impl Settings {
 
     /// Internal updates of read-only parameters (session_authorization, is_superuser).
     pub fn set_internal(&mut self, name: &str, value: &str) {
-        self.values.insert(name.to_ascii_lowercase(), value.to_string());
+        Arc::make_mut(&mut self.values).insert(name.to_ascii_lowercase(), value.to_string());
     }
 
     fn validate_and_apply(&mut self, def: &GucDef, value: &str) -> PgResult<String> {
