@@ -2181,7 +2181,13 @@ fn alter_table_cmd(d: &Ddl, rel: &Arc<Relation>, c: &pb::AlterTableCmd, objtype:
                 info.clustered && info.keys.iter().any(|k| k.attnum == attnum)
             });
             if clustered_pk {
-                return Err(PgError::unsupported("dropping a column of a table's original primary key"));
+                // The primary key goes with its column: first the table
+                // leaves its clustering, then the column goes as any other.
+                decluster(d, rel)?;
+                let cat = Arc::new(store::load_database(d.txn()?, d.db())?);
+                let rel = cat.relation(rel.oid).ok_or_else(|| PgError::internal("table vanished"))?.clone();
+                let d = Ddl { s: d.s, catalog: cat, sql: d.sql };
+                return alter_table_cmd(&d, &rel, c, objtype);
             }
             for ix in d.catalog.indexes_of(rel) {
                 let info = ix.index.as_ref().expect("index");
@@ -2323,7 +2329,7 @@ fn alter_table_cmd(d: &Ddl, rel: &Arc<Relation>, c: &pb::AlterTableCmd, objtype:
                 }
                 if let Some(ix) = d.catalog.relation(con.index) {
                     if ix.index.as_ref().map(|i| i.clustered).unwrap_or(false) {
-                        return Err(PgError::unsupported("dropping a table's original primary key"));
+                        return decluster(d, rel);
                     }
                     store::delete_relation(d.txn()?, d.db(), ix)?;
                     d.s.note_drop(ix.storage_id);
@@ -2486,6 +2492,30 @@ fn install_constraints(d: &Ddl, rel: &Arc<Relation>, t: &mut Relation, new_index
         ));
     }
     validate_new_constraints(d, rel, t, &[])
+}
+
+/// Drops the primary key of a table clustered on it: the rows move to
+/// new storage under hidden row ids (every other index rebuilt for the new
+/// row keys). Referencing foreign keys are the caller's business.
+fn decluster(d: &Ddl, rel: &Arc<Relation>) -> PgResult<()> {
+    d.lock_relation(rel.oid)?;
+    let mut t = (**rel).clone();
+    t.constraints.retain(|k| k.kind != ConstraintKind::PrimaryKey);
+    d.s.note_drop(rel.storage_id);
+    t.storage_id = d.storage()?;
+    for ix in d.catalog.indexes_of(rel) {
+        if ix.index.as_ref().is_some_and(|i| i.clustered) {
+            // Its storage is the table's, dropped above.
+            store::delete_relation(d.txn()?, d.db(), ix)?;
+            continue;
+        }
+        let mut moved = (**ix).clone();
+        d.s.note_drop(moved.storage_id);
+        moved.storage_id = d.storage()?;
+        d.put(&moved)?;
+    }
+    d.put(&t)?;
+    reload_rows(d, rel, &t).map(|_| ())
 }
 
 /// Copies every row of `old` into the rewritten table `new` (new storage,
