@@ -83,7 +83,18 @@ pub struct Connection {
     extended_txn: bool,
     /// The socket's read timeout as last set (idle_in_transaction_session_timeout).
     read_timeout: Option<Duration>,
+    /// Simple-protocol plans by lifted text (None: not cacheable), valid
+    /// for the settings generation they were made under.
+    simple_cache: HashMap<String, Option<CachedSimple>>,
+    simple_cache_generation: u64,
 }
+
+/// A plan for simple queries that differ only in constants: the lifted
+/// statement, its plan, and the constants' parameter types.
+type CachedSimple = (Arc<ParsedStatement>, Arc<PlannedQuery>, Vec<SqlType>);
+
+/// Entries a session's simple-protocol plan cache holds before it starts over.
+const SIMPLE_CACHE_ENTRIES: usize = 1024;
 
 /// Accepts one client: startup, authentication, then the message loop.
 pub fn serve(shared: Arc<Shared>, stream: TcpStream) {
@@ -218,6 +229,8 @@ pub fn serve(shared: Arc<Shared>, stream: TcpStream) {
         reported,
         reported_generation,
         read_timeout: None,
+        simple_cache: HashMap::new(),
+        simple_cache_generation: 0,
     };
     conn.run();
     conn.sql.rollback();
@@ -476,6 +489,24 @@ impl Connection {
     // ---------------------------------------------------------------- simple query
 
     fn simple_query(&mut self, sql: &str) -> std::io::Result<()> {
+        if let Some((stmt, plan, params, types)) = self.cached_simple_plan(sql) {
+            self.implicit = false;
+            match self.run_statement(&stmt, sql, &params, &types, &[], Some(plan)) {
+                Ok(()) => {
+                    if self.block == Block::Idle && self.sql.in_transaction() {
+                        if let Err(e) = self.sql.commit() {
+                            self.fail_statement();
+                            return self.send_error(e);
+                        }
+                    }
+                    return self.send_notices();
+                }
+                Err(e) => {
+                    self.fail_statement();
+                    return self.send_error(e);
+                }
+            }
+        }
         let scs = self.sql.settings.borrow().standard_conforming_strings;
         let stmts = match parser::parse_with(sql, scs) {
             Ok(s) => s,
@@ -514,6 +545,88 @@ impl Connection {
         }
         self.implicit = false;
         Ok(())
+    }
+
+    /// The simple-protocol plan cache: a query whose text differs from an
+    /// earlier one only in its constants runs the plan made for that one,
+    /// with the constants as parameters (see `tusk_sql::normalize`). The
+    /// entry is made the first time: the lifted text is analyzed with each
+    /// constant's own type; if that fails, or leaves a type undetermined,
+    /// or a constant does not convert, the query takes the ordinary path.
+    /// Entries die with a catalog change (re-planned) or any SET (which may
+    /// change name resolution).
+    fn cached_simple_plan(&mut self, sql: &str) -> Option<(Arc<ParsedStatement>, Arc<PlannedQuery>, Vec<Datum>, Vec<SqlType>)> {
+        use tusk_sql::normalize::{first_word, lift_literals, LiteralKind};
+        use tusk_types::oid;
+        if self.block == Block::Failed || !matches!(first_word(sql).as_str(), "select" | "insert" | "update" | "delete") {
+            return None;
+        }
+        let (generation, scs) = {
+            let s = self.sql.settings.borrow();
+            (s.generation, s.standard_conforming_strings)
+        };
+        if !scs {
+            return None;
+        }
+        let (text, literals) = lift_literals(sql)?;
+        if generation != self.simple_cache_generation || self.simple_cache.len() >= SIMPLE_CACHE_ENTRIES {
+            self.simple_cache.clear();
+            self.simple_cache_generation = generation;
+        }
+        // A literal's type is part of the key: 1 is int4, 3000000000 int8.
+        let declared: Vec<SqlType> = literals
+            .iter()
+            .map(|l| {
+                SqlType::new(match l.kind {
+                    LiteralKind::String => oid::UNKNOWN,
+                    LiteralKind::Decimal => oid::NUMERIC,
+                    LiteralKind::Integer if l.text.parse::<i32>().is_ok() => oid::INT4,
+                    LiteralKind::Integer if l.text.parse::<i64>().is_ok() => oid::INT8,
+                    LiteralKind::Integer => oid::NUMERIC,
+                })
+            })
+            .collect();
+        let mut key = text.clone();
+        for t in &declared {
+            key.push_str(&format!("\u{0}{}", t.oid));
+        }
+        let catalog = self.sql.catalog().ok()?;
+        let entry = match self.simple_cache.get(&key) {
+            Some(Some(e)) if e.1.catalog.upgrade().is_some_and(|c| Arc::ptr_eq(&c, &catalog)) => Some(e.clone()),
+            Some(None) => return None,
+            _ => None,
+        };
+        let (stmt, plan, types) = match entry {
+            Some(e) => e,
+            None => {
+                let made = (|| {
+                    let mut stmts = parser::parse_with(&text, true).ok()?;
+                    if stmts.len() != 1 {
+                        return None;
+                    }
+                    let mut stmt = stmts.remove(0);
+                    if !matches!(stmt.node, NodeEnum::SelectStmt(_) | NodeEnum::InsertStmt(_) | NodeEnum::UpdateStmt(_) | NodeEnum::DeleteStmt(_)) {
+                        return None;
+                    }
+                    let (plan, types) = self.sql.plan_query(&stmt, &text, &declared).ok()?;
+                    if types.iter().any(|t| t.oid == oid::UNKNOWN || t.oid == 0) {
+                        return None;
+                    }
+                    // The whole original text is the statement (pg_stat_activity).
+                    stmt.location = 0;
+                    stmt.len = usize::MAX / 2;
+                    Some((Arc::new(stmt), plan, types))
+                })();
+                self.simple_cache.insert(key, made.clone());
+                made?
+            }
+        };
+        let settings = self.sql.settings.borrow();
+        let mut params = Vec::with_capacity(literals.len());
+        for (l, ty) in literals.iter().zip(&types) {
+            params.push(tusk_sql::functions::io::parse_text(&l.text, *ty, &settings, false).ok()?);
+        }
+        Some((stmt, plan, params, types))
     }
 
     /// Error positions from the analyzer are byte offsets; PostgreSQL reports characters.

@@ -10,6 +10,7 @@ pub mod executor;
 pub mod expr;
 pub mod functions;
 pub mod keywords;
+pub mod normalize;
 pub mod parser;
 pub mod plan;
 pub mod planner;
