@@ -31,13 +31,35 @@ pub struct Cluster {
     /// Serializes catalog reloads so an older reload never replaces a newer one.
     reload: Mutex<()>,
     pub sequences: Sequences,
+    /// Storage ids to delete, for the background deleter.
+    dropper: Mutex<std::sync::mpsc::Sender<Vec<u32>>>,
+}
+
+/// Deletes dropped storage, one id after another, until the cluster goes.
+fn run_deleter(engine: Arc<Engine>, ids: std::sync::mpsc::Receiver<Vec<u32>>) {
+    for batch in ids {
+        for id in batch {
+            if let Err(e) = engine.delete_prefix(&storage_prefix(id)) {
+                log::warn!("could not delete data of dropped relation (storage {id}): {e}");
+            }
+        }
+    }
 }
 
 impl Cluster {
     /// Opens the data directory, creating the initial catalog if it is new.
     pub fn open(dir: &Path) -> PgResult<Arc<Cluster>> {
         let engine = Engine::open(dir, &EngineOptions::default())?;
+        let (dropper, to_delete) = std::sync::mpsc::channel();
+        {
+            let engine = engine.clone();
+            std::thread::Builder::new()
+                .name("tusk-storage-deleter".into())
+                .spawn(move || run_deleter(engine, to_delete))
+                .map_err(|e| PgError::internal(format!("could not start the storage deleter: {e}")))?;
+        }
         let cluster = Arc::new(Cluster {
+            dropper: Mutex::new(dropper),
             engine: engine.clone(),
             backends: RwLock::new(None),
             cluster_catalog: RwLock::new(Arc::new(ClusterCatalog::default())),
@@ -110,12 +132,20 @@ impl Cluster {
         Ok(cat)
     }
 
-    /// Deletes the data of relations dropped by a committed transaction.
+    /// Deletes the data of relations dropped by a committed transaction (or
+    /// created by a rolled-back one). No catalog names the storage any
+    /// more, so the deletion runs in the background, off the committing
+    /// session's path; snapshots older than it still read what they saw.
+    /// If the server stops first, the next start finds the storage
+    /// orphaned and deletes it then.
     pub fn drop_storage(&self, storage_ids: &[u32]) {
-        for &id in storage_ids {
-            if let Err(e) = self.engine.delete_prefix(&storage_prefix(id)) {
-                log::warn!("could not delete data of dropped relation (storage {id}): {e}");
-            }
+        if storage_ids.is_empty() {
+            return;
+        }
+        let sender = self.dropper.lock().clone();
+        if sender.send(storage_ids.to_vec()).is_err() {
+            // The deleter is gone (shutting down): the next start cleans up.
+            log::debug!("storage {storage_ids:?} left for the next start to delete");
         }
     }
 

@@ -229,6 +229,7 @@ impl Engine {
     /// never reused, so no reader can observe the range while it empties.
     pub fn delete_prefix(&self, prefix: &[u8]) -> PgResult<u64> {
         let end = keys::prefix_end(prefix);
+
         let mut deleted = 0u64;
         loop {
             let mut ro = rocksdb::ReadOptions::default();

@@ -1470,19 +1470,20 @@ fn dependents(catalog: &DbCatalog, rel: &Relation) -> (Vec<Oid>, Vec<String>, Ve
             }
         }
     }
-    let mut blocking = Vec::new();
+    // PostgreSQL lists dependents in the order they were created (pg_depend's).
+    let mut ordered: Vec<(Oid, String)> = Vec::new();
     let mut fks = Vec::new();
-    let mut views: Vec<&Arc<Relation>> = catalog.relations.values().filter(|r| r.view.as_ref().map(|v| v.depends_on.contains(&rel.oid)).unwrap_or(false) && r.oid != rel.oid).collect();
-    views.sort_by_key(|v| v.oid);
-    for v in views {
-        blocking.push(format!("view {} depends on {} {}", v.name, rel.kind.noun(), rel.name));
+    for v in catalog.relations.values().filter(|r| r.view.as_ref().map(|v| v.depends_on.contains(&rel.oid)).unwrap_or(false) && r.oid != rel.oid) {
+        ordered.push((v.oid, format!("view {} depends on {} {}", v.name, rel.kind.noun(), rel.name)));
     }
     for (child, c) in catalog.referencing_fks(rel.oid) {
         if child.oid != rel.oid {
-            blocking.push(format!("constraint {} on table {} depends on table {}", c.name, child.name, rel.name));
+            ordered.push((c.oid, format!("constraint {} on table {} depends on table {}", c.name, child.name, rel.name)));
             fks.push((child.oid, c.name.clone()));
         }
     }
+    ordered.sort_by_key(|(oid, _)| *oid);
+    let mut blocking: Vec<String> = ordered.into_iter().map(|(_, text)| text).collect();
     if rel.kind == RelKind::Sequence && rel.sequence.as_ref().and_then(|s| s.owned_by).is_none() {
         for (table, col) in defaults_using_sequence(catalog, rel) {
             let t = &catalog.relations[&table];
@@ -1523,6 +1524,7 @@ pub fn drop(s: &mut SqlSession, stmt: &pb::DropStmt, sql: &str) -> PgResult<()> 
                 52 => (RelKind::View, "view"),
                 _ => (RelKind::Sequence, "sequence"),
             };
+            let mut targets: Vec<Oid> = Vec::new();
             for obj in &stmt.objects {
                 let Some(NodeEnum::List(l)) = &obj.node else { continue };
                 let parts: Vec<&str> = l.items.iter().filter_map(ident).collect();
@@ -1575,7 +1577,15 @@ pub fn drop(s: &mut SqlSession, stmt: &pb::DropStmt, sql: &str) -> PgResult<()> 
                         }
                     }
                 }
-                drop_relation(&d, &rel, cascade)?;
+                std::mem::drop(d);
+                targets.push(rel.oid);
+            }
+            // All of them go together: what depends on one only through
+            // another being dropped too does not block the drop.
+            for &oid in &targets {
+                let d = Ddl::new(s, sql)?;
+                let Some(rel) = d.catalog.relation(oid).cloned() else { continue };
+                drop_relation_with(&d, &rel, cascade, &targets)?;
                 std::mem::drop(d);
                 s.reload_txn_catalog()?;
             }
@@ -1695,6 +1705,14 @@ fn drop_routine(s: &mut SqlSession, stmt: &pb::DropStmt, kind: i32) -> PgResult<
 /// Removes a relation (and what goes with it) from the catalog; its data is
 /// deleted after commit.
 pub(crate) fn drop_relation(d: &Ddl, rel: &Relation, cascade: bool) -> PgResult<()> {
+    drop_relation_with(d, rel, cascade, &[])
+}
+
+/// Drops `rel`; objects that depend on it are dropped (CASCADE) or block
+/// the drop, except those among `co_dropped`, the other relations the same
+/// statement drops, which go quietly (a foreign key of a co-dropped table
+/// is removed now, the table itself in its turn).
+fn drop_relation_with(d: &Ddl, rel: &Relation, cascade: bool, co_dropped: &[Oid]) -> PgResult<()> {
     if rel.oid < tusk_types::oid::FIRST_NORMAL_OBJECT_ID {
         return Err(PgError::new(
             sqlstate::DEPENDENT_OBJECTS_STILL_EXIST,
@@ -1702,11 +1720,36 @@ pub(crate) fn drop_relation(d: &Ddl, rel: &Relation, cascade: bool) -> PgResult<
         ));
     }
     let (owned, blocking, fks) = dependents(&d.catalog, rel);
+    // Dependents that go with this statement anyway.
+    let quiet_fks: Vec<(Oid, String)> = fks.iter().filter(|(child, _)| co_dropped.contains(child)).cloned().collect();
+    let co_views: Vec<String> = co_dropped
+        .iter()
+        .filter_map(|o| d.catalog.relation(*o))
+        .filter(|r| r.kind == RelKind::View)
+        .map(|v| format!("view {} depends on", v.name))
+        .collect();
+    let quiet_names: Vec<String> = quiet_fks.iter().filter_map(|(c, n)| d.catalog.relation(*c).map(|t| format!("constraint {n} on table {} depends on", t.name))).collect();
+    let blocking: Vec<String> = blocking
+        .into_iter()
+        .filter(|b| !quiet_names.iter().any(|q| b.starts_with(q.as_str())) && !co_views.iter().any(|v| b.starts_with(v.as_str())))
+        .collect();
+    let fks: Vec<(Oid, String)> = if cascade { fks } else { quiet_fks.clone() };
+    for (child, con) in &quiet_fks {
+        let cat = store::load_database(d.txn()?, d.db())?;
+        if let Some(c) = cat.relation(*child) {
+            let mut updated = (**c).clone();
+            updated.constraints.retain(|x| x.name != *con);
+            d.put(&updated)?;
+        }
+    }
+    let _ = &fks;
     if !blocking.is_empty() && !cascade {
-        return Err(PgError::new(
-            sqlstate::DEPENDENT_OBJECTS_STILL_EXIST,
-            format!("cannot drop {} {} because other objects depend on it", rel.kind.noun(), rel.name),
-        )
+        let what = if co_dropped.len() > 1 {
+            "cannot drop desired object(s) because other objects depend on them".to_string()
+        } else {
+            format!("cannot drop {} {} because other objects depend on it", rel.kind.noun(), rel.name)
+        };
+        return Err(PgError::new(sqlstate::DEPENDENT_OBJECTS_STILL_EXIST, what)
         .with_detail(blocking.join("\n"))
         .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
     }
