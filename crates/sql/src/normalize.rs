@@ -334,8 +334,8 @@ mod tests {
         assert_eq!(
             lift("UPDATE t SET a = a + -4123, b = 'it''s' WHERE id IN (1, 2.5e3) AND c - 1 > -2147483648"),
             (
-                "UPDATE t SET a = a + $1, b = $2 WHERE id IN ($3, $4) AND c - $5 > $6".into(),
-                vec!["-4123".into(), "it's".into(), "1".into(), "2.5e3".into(), "1".into(), "-2147483648".into()]
+                "UPDATE t SET a = a + $1, b = $2 WHERE id IN ($3, $4) AND c - 1 > $5".into(),
+                vec!["-4123".into(), "it's".into(), "1".into(), "2.5e3".into(), "-2147483648".into()]
             )
         );
     }

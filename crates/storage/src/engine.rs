@@ -50,7 +50,7 @@ pub struct EngineOptions {
 
 impl Default for EngineOptions {
     fn default() -> Self {
-        EngineOptions { block_cache_bytes: 128 << 20, write_buffer_bytes: 32 << 20 }
+        EngineOptions { block_cache_bytes: 64 << 20, write_buffer_bytes: 32 << 20 }
     }
 }
 
