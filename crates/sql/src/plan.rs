@@ -56,7 +56,9 @@ pub enum Plan {
     Result { exprs: Vec<Expr>, filter: Option<Expr> },
     /// Rows of a table: its live columns in order, then (with `with_key`)
     /// the row's storage key as bytea.
-    Scan { rel: Arc<Relation>, method: ScanMethod, filter: Option<Expr>, with_key: bool, reverse: bool },
+    /// `columns`, when given, marks the live columns anything reads; the
+    /// others are left NULL rather than decoded.
+    Scan { rel: Arc<Relation>, method: ScanMethod, filter: Option<Expr>, with_key: bool, reverse: bool, columns: Option<Arc<[bool]>> },
     Values { rows: Vec<Vec<Expr>>, width: usize },
     /// A set-returning function in FROM.
     Function { call: Expr, ordinality: bool, expand_record: usize },

@@ -10,4 +10,4 @@ pub mod row;
 pub mod txn;
 
 pub use engine::{BulkWriter, Engine, EngineOptions};
-pub use txn::{Interrupt, Isolation, KeyValue, Txn};
+pub use txn::{Interrupt, Isolation, KeyValue, ScanStream, Txn};

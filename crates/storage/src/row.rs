@@ -66,6 +66,28 @@ pub fn decode_row(bytes: &[u8]) -> PgResult<Vec<Datum>> {
     Ok(out)
 }
 
+/// Decodes only the attributes `wanted` marks (by position; positions
+/// past its end are not wanted); the others come back NULL without being
+/// decoded (no allocation for a text a query never reads).
+pub fn decode_row_masked(bytes: &[u8], wanted: &[bool]) -> PgResult<Vec<Datum>> {
+    let mut r = Reader { buf: bytes, pos: 0 };
+    let version = r.u8()?;
+    if version != ROW_FORMAT_V1 {
+        return Err(corrupt("unknown row format version"));
+    }
+    let n = r.varint()? as usize;
+    let mut out = Vec::with_capacity(n);
+    for i in 0..n {
+        if wanted.get(i).copied().unwrap_or(false) {
+            out.push(r.datum()?);
+        } else {
+            r.skip_datum()?;
+            out.push(Datum::Null);
+        }
+    }
+    Ok(out)
+}
+
 fn encode_datum(out: &mut Vec<u8>, d: &Datum) {
     match d {
         Datum::Null => out.push(T_NULL),
@@ -231,6 +253,43 @@ impl<'a> Reader<'a> {
         let b = self.bytes()?;
         std::str::from_utf8(b).map(Arc::from).map_err(|_| corrupt("invalid UTF-8"))
     }
+    /// Moves past one encoded datum without building it.
+    fn skip_datum(&mut self) -> PgResult<()> {
+        let fixed = match self.u8()? {
+            T_NULL | T_FALSE | T_TRUE => 0,
+            T_INT2 => 2,
+            T_INT4 | T_FLOAT4 | T_DATE | T_OID => 4,
+            T_INT8 | T_FLOAT8 | T_TIME | T_TIMESTAMP | T_TIMESTAMPTZ => 8,
+            T_TIMETZ => 12,
+            T_INTERVAL | T_UUID => 16,
+            T_CHAR => 1,
+            T_NUMERIC | T_TEXT | T_JSON | T_BYTEA => {
+                self.bytes()?;
+                0
+            }
+            T_ARRAY => {
+                self.take(4)?;
+                let ndims = self.varint()? as usize;
+                self.take(ndims.checked_mul(8).ok_or_else(|| corrupt("bad array"))?)?;
+                let n = self.varint()?;
+                for _ in 0..n {
+                    self.skip_datum()?;
+                }
+                0
+            }
+            T_RECORD => {
+                let n = self.varint()?;
+                for _ in 0..n {
+                    self.skip_datum()?;
+                }
+                0
+            }
+            _ => return Err(corrupt("unknown tag")),
+        };
+        self.take(fixed)?;
+        Ok(())
+    }
+
     fn datum(&mut self) -> PgResult<Datum> {
         Ok(match self.u8()? {
             T_NULL => Datum::Null,
@@ -308,6 +367,21 @@ mod tests {
         for (a, b) in row.iter().zip(back.iter()) {
             assert!(a.group_eq(b), "{a:?} != {b:?}");
         }
+    }
+
+    #[test]
+    fn masked_decoding_skips_what_is_not_wanted() {
+        let row = vec![
+            Datum::text("skipped"),
+            Datum::Int4(5),
+            Datum::Array(Arc::new(Array::from_vec(25, vec![Datum::text("a"), Datum::Null]))),
+            Datum::Interval(Interval { months: 1, days: 2, micros: 3 }),
+            Datum::text("kept"),
+        ];
+        let back = decode_row_masked(&encode_row(&row), &[false, true, false, false, true]).unwrap();
+        assert_eq!(back.len(), 5);
+        assert!(back[0].is_null() && back[2].is_null() && back[3].is_null());
+        assert!(back[1].group_eq(&Datum::Int4(5)) && back[4].group_eq(&Datum::text("kept")));
     }
 
     #[test]

@@ -128,6 +128,37 @@ impl Interrupt {
 
 type RocksTxn = rocksdb::Transaction<'static, Db>;
 
+/// A scan in progress over one key range at a fixed snapshot (see
+/// `Txn::scan_stream`). It keeps the snapshot it reads at alive.
+pub struct ScanStream {
+    // Dropped before the snapshot its read options point at.
+    it: rocksdb::DBRawIteratorWithThreadMode<'static, Db>,
+    _snapshot: Arc<DbSnapshot>,
+    reverse: bool,
+    interrupt: Arc<Interrupt>,
+}
+
+impl ScanStream {
+    /// Hands up to `max` next pairs to `f`; returns how many (0 at the end).
+    pub fn next_batch(&mut self, max: usize, f: &mut dyn FnMut(&[u8], &[u8]) -> PgResult<()>) -> PgResult<usize> {
+        self.interrupt.check()?;
+        let mut n = 0;
+        while n < max && self.it.valid() {
+            if let (Some(k), Some(v)) = (self.it.key(), self.it.value()) {
+                f(k, v)?;
+                n += 1;
+            }
+            if self.reverse {
+                self.it.prev();
+            } else {
+                self.it.next();
+            }
+        }
+        self.it.status().map_err(storage_error)?;
+        Ok(n)
+    }
+}
+
 /// One key-value pair from a scan.
 pub type KeyValue = (Box<[u8]>, Box<[u8]>);
 
@@ -140,8 +171,11 @@ pub struct Txn {
     inner: OnceCell<RocksTxn>,
     /// READ COMMITTED: the current statement's snapshot.
     /// (REPEATABLE READ reads at the RocksDB transaction's own snapshot.)
-    snapshot: RefCell<Option<DbSnapshot>>,
+    snapshot: RefCell<Option<Arc<DbSnapshot>>>,
     wrote: Cell<bool>,
+    /// Storage ids of the data keys this transaction wrote (a streaming
+    /// scan must not skip its own writes).
+    written_storage: RefCell<Vec<[u8; 4]>>,
     interrupt: Arc<Interrupt>,
 }
 
@@ -154,6 +188,7 @@ impl Txn {
             inner: OnceCell::new(),
             snapshot: RefCell::new(None),
             wrote: Cell::new(false),
+            written_storage: RefCell::new(Vec::new()),
             interrupt: Arc::new(Interrupt::default()),
         }
     }
@@ -195,7 +230,7 @@ impl Txn {
     /// snapshot at the first statement rather than at BEGIN.
     pub fn begin_statement(&mut self) {
         match self.isolation {
-            Isolation::ReadCommitted => *self.snapshot.borrow_mut() = Some(self.engine.db().snapshot()),
+            Isolation::ReadCommitted => *self.snapshot.borrow_mut() = Some(Arc::new(self.engine.db().snapshot())),
             Isolation::RepeatableRead | Isolation::Serializable => {
                 self.rocks();
             }
@@ -315,6 +350,13 @@ impl Txn {
 
     fn write(&self, key: &[u8], value: Option<&[u8]>) -> PgResult<()> {
         self.wrote.set(true);
+        if key.first() == Some(&crate::keys::DATA_PREFIX) && key.len() >= 5 {
+            let id: [u8; 4] = key[1..5].try_into().expect("4 bytes");
+            let mut written = self.written_storage.borrow_mut();
+            if !written.contains(&id) {
+                written.push(id);
+            }
+        }
         let interrupt = self.interrupt.clone();
         loop {
             let txn = self.rocks();
@@ -341,6 +383,37 @@ impl Txn {
     /// `scan` of the newest committed versions (plus own writes); see `get_latest`.
     pub fn scan_latest(&self, lower: &[u8], upper: &[u8], reverse: bool, limit: usize) -> PgResult<Vec<KeyValue>> {
         self.scan_with(ReadOptions::default(), lower, upper, reverse, limit)
+    }
+
+    /// A streaming scan of `[lower, upper)` in one storage: one iterator
+    /// for the whole range (`scan` seeks anew for every page and copies
+    /// every pair). Only where it sees exactly what `scan` would: at the
+    /// statement's snapshot (READ COMMITTED), in storage this transaction
+    /// has not written. None otherwise; the caller then pages with `scan`.
+    pub fn scan_stream(&self, lower: &[u8], upper: &[u8], reverse: bool) -> Option<ScanStream> {
+        if self.isolation != Isolation::ReadCommitted || lower.first() != Some(&crate::keys::DATA_PREFIX) || lower.len() < 5 {
+            return None;
+        }
+        let id: [u8; 4] = lower[1..5].try_into().expect("4 bytes");
+        if upper.len() >= 5 && upper[1..5] != id && !(upper.len() == 5 && u32::from_be_bytes(upper[1..5].try_into().ok()?) == u32::from_be_bytes(id) + 1) {
+            // The range crosses storage ids: keep to the general path.
+            return None;
+        }
+        if self.written_storage.borrow().contains(&id) {
+            return None;
+        }
+        let snapshot = self.snapshot.borrow().clone()?;
+        let mut ro = ReadOptions::default();
+        ro.set_snapshot(&*snapshot);
+        ro.set_iterate_lower_bound(lower.to_vec());
+        ro.set_iterate_upper_bound(upper.to_vec());
+        let mut it = self.engine.db().raw_iterator_opt(ro);
+        if reverse {
+            it.seek_to_last();
+        } else {
+            it.seek_to_first();
+        }
+        Some(ScanStream { it, _snapshot: snapshot, reverse, interrupt: self.interrupt.clone() })
     }
 
     /// How many keys `[lower, upper)` holds, newest versions plus own

@@ -89,8 +89,8 @@ pub fn build(plan: &Plan, cx: &ExecCx) -> PgResult<Box<dyn Node>> {
     use nodes::*;
     Ok(match plan {
         Plan::Result { exprs, filter } => Box::new(ResultNode::new(exprs.clone(), filter.clone())),
-        Plan::Scan { rel, method, filter, with_key, reverse } => {
-            Box::new(ScanNode::new(rel.clone(), method.clone(), filter.clone(), *with_key, *reverse, cx)?)
+        Plan::Scan { rel, method, filter, with_key, reverse, columns } => {
+            Box::new(ScanNode::new(rel.clone(), method.clone(), filter.clone(), *with_key, *reverse, columns.clone(), cx)?)
         }
         Plan::Values { rows, .. } => Box::new(ValuesNode::new(rows.clone())),
         Plan::Function { call, ordinality, expand_record } => Box::new(FunctionNode::new(call.clone(), *ordinality, *expand_record)),

@@ -82,6 +82,9 @@ impl Node for ValuesNode {
 enum ScanState {
     /// Scanning a key range of the table itself (full or clustered key).
     Rows { lower: Vec<u8>, upper: Vec<u8> },
+    /// The same, through one streaming iterator (see `Txn::scan_stream`);
+    /// `batch` grows, so a LIMIT 1 does not decode hundreds of rows.
+    Stream { stream: tusk_storage::ScanStream, batch: usize },
     /// Scanning a range of a secondary index, then fetching rows.
     Index { lower: Vec<u8>, upper: Vec<u8> },
     /// Row keys to fetch, or key prefixes to scan, one after another.
@@ -101,6 +104,8 @@ pub struct ScanNode {
     with_key: bool,
     state: Option<ScanState>,
     buffer: std::vec::IntoIter<(Vec<u8>, Row)>,
+    /// Whether a streaming scan may still be tried.
+    stream_ok: bool,
 }
 
 /// Compiles a stored expression of `rel` (index expressions, CHECK
@@ -114,9 +119,20 @@ pub fn compile_for<'c, 'a: 'c>(cx: &'c ExecCx<'a>) -> impl FnMut(&Relation, &str
 }
 
 impl ScanNode {
-    pub fn new(rel: Arc<Relation>, method: ScanMethod, filter: Option<Expr>, with_key: bool, _reverse: bool, cx: &ExecCx) -> PgResult<ScanNode> {
-        let table = TableAccess::new(rel, cx.catalog, &mut compile_for(cx))?;
-        Ok(ScanNode { table, method, filter, with_key, state: None, buffer: Vec::new().into_iter() })
+    pub fn new(
+        rel: Arc<Relation>,
+        method: ScanMethod,
+        filter: Option<Expr>,
+        with_key: bool,
+        _reverse: bool,
+        columns: Option<Arc<[bool]>>,
+        cx: &ExecCx,
+    ) -> PgResult<ScanNode> {
+        let mut table = TableAccess::new(rel, cx.catalog, &mut compile_for(cx))?;
+        if let Some(c) = columns {
+            table.read_only_columns(&c);
+        }
+        Ok(ScanNode { table, method, filter, with_key, state: None, buffer: Vec::new().into_iter(), stream_ok: true })
     }
 
     /// Encodes a key range: returns [lower, upper) or None if it is empty
@@ -275,6 +291,24 @@ impl ScanNode {
                 ScanState::Done => {
                     self.state = Some(ScanState::Done);
                     return Ok(false);
+                }
+                ScanState::Rows { lower, upper } if self.stream_ok => match cx.txn.scan_stream(&lower, &upper, false) {
+                    Some(stream) => (Vec::new(), ScanState::Stream { stream, batch: 16 }),
+                    None => {
+                        self.stream_ok = false;
+                        (Vec::new(), ScanState::Rows { lower, upper })
+                    }
+                },
+                ScanState::Stream { mut stream, batch } => {
+                    let mut rows = Vec::with_capacity(batch);
+                    let keep_key = self.with_key;
+                    let table = &self.table;
+                    let n = stream.next_batch(batch, &mut |k, v| {
+                        rows.push((if keep_key { k.to_vec() } else { Vec::new() }, table.decode(v)?));
+                        Ok(())
+                    })?;
+                    let next = if n < batch { ScanState::Done } else { ScanState::Stream { stream, batch: (batch * 4).min(SCAN_BATCH) } };
+                    (rows, next)
                 }
                 ScanState::Rows { lower, upper } => {
                     let kvs = cx.txn.scan(&lower, &upper, false, SCAN_BATCH)?;

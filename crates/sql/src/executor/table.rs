@@ -53,9 +53,22 @@ pub struct TableAccess {
     pub pk_cols: Option<Vec<usize>>,
     pub indexes: Vec<IndexAccess>,
     prefix: Vec<u8>,
+    /// Physical attributes to decode (None: all), for scans that read only
+    /// some columns.
+    wanted: Option<Vec<bool>>,
 }
 
 impl TableAccess {
+    /// Decodes only these live columns from now on (the others read as
+    /// NULL): for a scan whose query reads no more.
+    pub fn read_only_columns(&mut self, live_columns: &[bool]) {
+        let mut wanted = vec![false; self.rel.columns.len()];
+        for (i, &p) in self.live.iter().enumerate() {
+            wanted[p] = live_columns.get(i).copied().unwrap_or(true);
+        }
+        self.wanted = Some(wanted);
+    }
+
     /// Prepares access to `rel`; `compile` turns stored index expressions into row expressions.
     pub fn new(rel: Arc<Relation>, catalog: &DbCatalog, compile: &mut dyn FnMut(&Relation, &str) -> PgResult<Expr>) -> PgResult<TableAccess> {
         let mut live = Vec::new();
@@ -109,7 +122,7 @@ impl TableAccess {
             });
         }
         let prefix = storage_prefix(rel.storage_id);
-        Ok(TableAccess { rel, live, missing, pk_cols, indexes, prefix })
+        Ok(TableAccess { rel, live, missing, pk_cols, indexes, prefix, wanted: None })
     }
 
     pub fn width(&self) -> usize {
@@ -122,7 +135,18 @@ impl TableAccess {
 
     /// Live-column row from a stored value.
     pub fn decode(&self, value: &[u8]) -> PgResult<Vec<Datum>> {
-        let phys = decode_row(value)?;
+        let mut phys = match &self.wanted {
+            Some(w) => tusk_storage::row::decode_row_masked(value, w)?,
+            None => decode_row(value)?,
+        };
+        // Without dropped columns the stored row is the live row (padded
+        // with the missing values of columns added since it was written).
+        if self.live.len() == self.rel.columns.len() && phys.len() <= self.live.len() {
+            for m in &self.missing[phys.len()..] {
+                phys.push(m.clone());
+            }
+            return Ok(phys);
+        }
         let mut out = Vec::with_capacity(self.live.len() + 1);
         for (i, &p) in self.live.iter().enumerate() {
             out.push(match phys.get(p) {
@@ -677,6 +701,10 @@ impl TableAccess {
     pub fn scan_all(&self, cx: &ExecCx, f: &mut dyn FnMut(&[u8], Vec<Datum>) -> PgResult<()>) -> PgResult<()> {
         let mut lower = self.prefix.clone();
         let upper = prefix_end(&self.prefix);
+        if let Some(mut stream) = cx.txn.scan_stream(&lower, &upper, false) {
+            while stream.next_batch(SCAN_BATCH, &mut |k, v| f(k, self.decode(v)?))? == SCAN_BATCH {}
+            return Ok(());
+        }
         loop {
             cx.check()?;
             let batch = cx.txn.scan(&lower, &upper, false, SCAN_BATCH)?;

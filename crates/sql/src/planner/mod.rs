@@ -859,7 +859,13 @@ impl<'a> Planner<'a> {
                 let (method, reverse) = access::choose_scan(self.b, self.catalog, rel, &converted);
                 let filter = and_all(converted);
                 self.note_relation(rel.oid);
-                Ok((Plan::Scan { rel: rel.clone(), method, filter, with_key, reverse }, layout))
+                // A table read by a SELECT decodes only the columns the query uses.
+                let columns = if q.command == CommandKind::Select && !with_key {
+                    read_columns(q, idx, ncols).map(Arc::from)
+                } else {
+                    None
+                };
+                Ok((Plan::Scan { rel: rel.clone(), method, filter, with_key, reverse, columns }, layout))
             }
             RteKind::Subquery(sq) => {
                 let (plan, _) = self.plan_subquery(sq, true)?;
@@ -1136,6 +1142,78 @@ fn plan_windows(mut plan: Plan, targets: Vec<Expr>, input_width: usize) -> (Plan
         })
         .collect();
     (plan, targets)
+}
+
+/// Which columns of range table entry `rte` of `q` the query reads, at
+/// any depth (sublinks and subqueries referring out to it included); None
+/// if it may read them all (a reference this walk cannot place).
+fn read_columns(q: &Query, rte: usize, ncols: usize) -> Option<Vec<bool>> {
+    let mut used = vec![false; ncols];
+    let mut all = false;
+    visit_query_vars(q, 0, &mut |v, depth| {
+        if v.levels_up as usize == depth && v.rte == rte {
+            match used.get_mut(v.col) {
+                Some(u) => *u = true,
+                None => all = true,
+            }
+        }
+    });
+    if all {
+        None
+    } else {
+        Some(used)
+    }
+}
+
+/// Calls `f(var, depth)` for every Var in `q` and the queries nested in it
+/// (`depth` counts the levels below `q`).
+fn visit_query_vars(q: &Query, depth: usize, f: &mut dyn FnMut(&Var, usize)) {
+    let mut exprs: Vec<&Expr> = Vec::new();
+    exprs.extend(q.targets.iter().map(|t| &t.expr));
+    exprs.extend(q.returning.iter().map(|t| &t.expr));
+    exprs.extend(q.quals.iter());
+    exprs.extend(q.having.iter());
+    exprs.extend(q.group_by.iter());
+    exprs.extend(q.limit.iter());
+    exprs.extend(q.offset.iter());
+    exprs.extend(q.update_set.iter().map(|(_, e)| e));
+    exprs.extend(q.view_checks.iter().map(|(_, e)| e));
+    fn from_quals<'a>(f: &'a FromItem, out: &mut Vec<&'a Expr>) {
+        if let FromItem::Join { left, right, quals, .. } = f {
+            out.extend(quals.iter());
+            from_quals(left, out);
+            from_quals(right, out);
+        }
+    }
+    for fi in &q.from {
+        from_quals(fi, &mut exprs);
+    }
+    for r in &q.rtable {
+        match &r.kind {
+            RteKind::Subquery(sq) => visit_query_vars(sq, depth + 1, f),
+            RteKind::Values(rows) => exprs.extend(rows.iter().flatten()),
+            RteKind::Function { call, .. } => exprs.push(call),
+            RteKind::Join { columns, .. } => exprs.extend(columns.iter()),
+            _ => {}
+        }
+    }
+    for c in &q.ctes {
+        visit_query_vars(&c.query, depth + 1, f);
+        if let Some((a, b, _)) = &c.recursive_parts {
+            visit_query_vars(a, depth + 1, f);
+            visit_query_vars(b, depth + 1, f);
+        }
+    }
+    if let Some(ins) = &q.insert {
+        visit_query_vars(&ins.source, depth + 1, f);
+    }
+    for e in exprs {
+        e.walk(&mut |x| match x {
+            Expr::Var(v) => f(v, depth),
+            Expr::SubLink { query, .. } => visit_query_vars(query, depth + 1, f),
+            _ => {}
+        });
+    }
 }
 
 fn shift_columns(e: Expr, by: usize) -> Expr {
