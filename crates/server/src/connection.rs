@@ -937,7 +937,8 @@ impl Connection {
             match de.defname.as_str() {
                 "transaction_isolation" => {
                     let iso = match v.as_str() {
-                        "read committed" | "read uncommitted" => Isolation::ReadCommitted,
+                        "read committed" => Isolation::ReadCommitted,
+                        "read uncommitted" => Isolation::ReadUncommitted,
                         "repeatable read" => Isolation::RepeatableRead,
                         "serializable" => Isolation::Serializable,
                         _ => return Err(PgError::syntax(format!("invalid isolation level \"{v}\""))),

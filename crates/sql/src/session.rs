@@ -500,7 +500,7 @@ impl SqlSession {
     /// See `Env::bulk_storage`.
     pub fn is_bulk_storage(&self, storage_id: u32) -> bool {
         let depth = self.savepoint_marks.borrow().len();
-        self.isolation() == Some(Isolation::ReadCommitted) && self.fresh_storage.borrow().get(&storage_id) == Some(&depth)
+        self.isolation().is_some_and(Isolation::per_statement) && self.fresh_storage.borrow().get(&storage_id) == Some(&depth)
     }
 
     /// A rolled-back transaction's new storage: nothing references it, and

@@ -239,6 +239,7 @@ impl Settings {
         match (lower.as_str(), self.transaction_isolation, self.transaction_read_only) {
             ("transaction_isolation", Some(iso), _) => {
                 return Ok(match iso {
+                    tusk_storage::Isolation::ReadUncommitted => "read uncommitted",
                     tusk_storage::Isolation::ReadCommitted => "read committed",
                     tusk_storage::Isolation::RepeatableRead => "repeatable read",
                     tusk_storage::Isolation::Serializable => "serializable",

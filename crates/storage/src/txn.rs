@@ -28,10 +28,20 @@ use crate::engine::{storage_error, Db, DbSnapshot, Engine};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Isolation {
+    /// Runs as READ COMMITTED, as in PostgreSQL (only the name differs).
+    ReadUncommitted,
     ReadCommitted,
     RepeatableRead,
     /// Accepted and run as REPEATABLE READ, as Tusk has no predicate locks yet.
     Serializable,
+}
+
+impl Isolation {
+    /// Whether each statement reads at a snapshot of its own (READ
+    /// COMMITTED and READ UNCOMMITTED) rather than the transaction's.
+    pub fn per_statement(self) -> bool {
+        matches!(self, Isolation::ReadUncommitted | Isolation::ReadCommitted)
+    }
 }
 
 /// How long one lock wait lasts before the waiter checks for cancellation
@@ -230,7 +240,7 @@ impl Txn {
     /// snapshot at the first statement rather than at BEGIN.
     pub fn begin_statement(&mut self) {
         match self.isolation {
-            Isolation::ReadCommitted => *self.snapshot.borrow_mut() = Some(Arc::new(self.engine.db().snapshot())),
+            Isolation::ReadUncommitted | Isolation::ReadCommitted => *self.snapshot.borrow_mut() = Some(Arc::new(self.engine.db().snapshot())),
             Isolation::RepeatableRead | Isolation::Serializable => {
                 self.rocks();
             }
@@ -246,7 +256,7 @@ impl Txn {
             to.set_lock_timeout(LOCK_WAIT_SLICE_MS);
             // REPEATABLE READ: reads and lock validation use the snapshot
             // the transaction begins with.
-            to.set_snapshot(self.isolation != Isolation::ReadCommitted);
+            to.set_snapshot(!self.isolation.per_statement());
             self.engine.db().transaction_opt(&wo, &to)
         })
     }
@@ -305,7 +315,7 @@ impl Txn {
     /// under REPEATABLE READ that finds such a key reports a duplicate, as
     /// PostgreSQL's does, rather than a serialization failure.
     pub fn committed_since_snapshot(&self, key: &[u8]) -> PgResult<bool> {
-        if self.isolation == Isolation::ReadCommitted {
+        if self.isolation.per_statement() {
             return Ok(false);
         }
         Ok(self.get_latest(key)?.is_some() && self.get(key)?.is_none())
@@ -391,7 +401,7 @@ impl Txn {
     /// statement's snapshot (READ COMMITTED), in storage this transaction
     /// has not written. None otherwise; the caller then pages with `scan`.
     pub fn scan_stream(&self, lower: &[u8], upper: &[u8], reverse: bool) -> Option<ScanStream> {
-        if self.isolation != Isolation::ReadCommitted || lower.first() != Some(&crate::keys::DATA_PREFIX) || lower.len() < 5 {
+        if !self.isolation.per_statement() || lower.first() != Some(&crate::keys::DATA_PREFIX) || lower.len() < 5 {
             return None;
         }
         let id: [u8; 4] = lower[1..5].try_into().expect("4 bytes");

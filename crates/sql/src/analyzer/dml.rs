@@ -225,6 +225,21 @@ impl<'a> Analyzer<'a> {
             None => {} // DEFAULT VALUES
             Some(sel) if !sel.values_lists.is_empty() && sel.op <= 1 && sel.with_clause.is_none() => {
                 let rows = &sel.values_lists;
+                // Several rows must agree in length before any is matched to the columns.
+                if rows.len() > 1 {
+                    let len = |r: &pb::Node| match &r.node {
+                        Some(NodeEnum::List(items)) => items.items.len(),
+                        _ => 0,
+                    };
+                    let first = len(&rows[0]);
+                    if let Some(bad) = rows.iter().find(|r| len(r) != first) {
+                        let loc = match &bad.node {
+                            Some(NodeEnum::List(items)) => items.items.first().map(expr_location).unwrap_or(-1),
+                            _ => -1,
+                        };
+                        return Err(PgError::syntax("VALUES lists must all be the same length").with_position(pos(loc)));
+                    }
+                }
                 let mut analyzed: Vec<Vec<Expr>> = Vec::with_capacity(rows.len());
                 for row in rows {
                     let Some(NodeEnum::List(items)) = &row.node else { return Err(PgError::internal("VALUES row")) };
@@ -280,8 +295,26 @@ impl<'a> Analyzer<'a> {
                 }
             }
             Some(sel) => {
-                // INSERT ... SELECT: the SELECT is a subquery in FROM.
-                let sub = self.analyze_select_stmt(sel)?;
+                // INSERT ... SELECT: the SELECT is a subquery in FROM. Its
+                // unknown-typed outputs (string literals) are not made text:
+                // as in PostgreSQL, such constants are taken up into the
+                // INSERT and converted to the target column's type.
+                let sub = self.analyze_select_stmt_with(sel, false)?;
+                let unknown_consts: Vec<Option<Expr>> = sub
+                    .output()
+                    .map(|t| match &t.expr {
+                        e @ Expr::Const(_, ty) if ty.oid == tusk_types::oid::UNKNOWN => Some(e.clone()),
+                        _ => None,
+                    })
+                    .collect();
+                let literal_locations: Vec<i32> = sel
+                    .target_list
+                    .iter()
+                    .map(|t| match &t.node {
+                        Some(NodeEnum::ResTarget(rt)) => rt.val.as_deref().map(expr_location).unwrap_or(-1),
+                        _ => -1,
+                    })
+                    .collect();
                 let outputs: Vec<SqlType> = sub.output().map(|t| t.expr.ty()).collect();
                 if outputs.len() > columns.len() {
                     return Err(PgError::syntax("INSERT has more expressions than target columns"));
@@ -297,8 +330,11 @@ impl<'a> Analyzer<'a> {
                     if !overriding_user {
                         self.check_identity_insert(&rel, col, overriding_system)?;
                     }
-                    let v = Expr::Var(Var { rte: srte, col: i, levels_up: 0, ty: outputs[i] });
-                    provided[col] = Some(self.assign_value(v, &rel, col, -1)?);
+                    let (v, loc) = match unknown_consts.get(i).cloned().flatten() {
+                        Some(c) => (c, literal_locations.get(i).copied().unwrap_or(-1)),
+                        None => (Expr::Var(Var { rte: srte, col: i, levels_up: 0, ty: outputs[i] }), -1),
+                    };
+                    provided[col] = Some(self.assign_value(v, &rel, col, loc)?);
                 }
             }
         }

@@ -305,7 +305,14 @@ impl<'a> Analyzer<'a> {
 
     /// Analyzes any query-producing statement (SELECT / VALUES / set operations).
     pub fn analyze_select_stmt(&mut self, stmt: &pg_query::protobuf::SelectStmt) -> PgResult<Query> {
-        let (mut q, level) = self.with_level(|a| a.transform_select(stmt))?;
+        self.analyze_select_stmt_with(stmt, true)
+    }
+
+    /// `analyze_select_stmt`, optionally leaving unknown-typed outputs
+    /// (string literals) unresolved, for INSERT ... SELECT to give them the
+    /// target columns' types.
+    pub(crate) fn analyze_select_stmt_with(&mut self, stmt: &pg_query::protobuf::SelectStmt, resolve_unknowns: bool) -> PgResult<Query> {
+        let (mut q, level) = self.with_level(|a| a.transform_select_inner(stmt, resolve_unknowns))?;
         q.rtable = level.rtable;
         if q.ctes.is_empty() {
             q.ctes = level.ctes;

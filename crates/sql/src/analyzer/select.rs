@@ -39,11 +39,6 @@ fn sort_dir(sb: &pb::SortBy) -> (bool, bool) {
 }
 
 impl<'a> Analyzer<'a> {
-    /// Analyzes a SELECT (in the current, freshly pushed level).
-    pub(crate) fn transform_select(&mut self, stmt: &pb::SelectStmt) -> PgResult<Query> {
-        self.transform_select_inner(stmt, true)
-    }
-
     pub(crate) fn transform_select_inner(&mut self, stmt: &pb::SelectStmt, resolve_unknowns: bool) -> PgResult<Query> {
         if let Some(w) = &stmt.with_clause {
             self.transform_with(w)?;

@@ -588,13 +588,10 @@ fn add_constraint(
                 }
                 con.conname.clone()
             } else {
-                // Named after the column for column constraints, else the
-                // first column the expression mentions.
-                let col = if !con.cooked_expr.is_empty() {
-                    Some(con.cooked_expr.clone())
-                } else {
-                    first_column_ref(expr, rel)
-                };
+                // As PostgreSQL: named after the column when the expression
+                // reads exactly one, else after the table alone (the syntax,
+                // column or table constraint, does not matter).
+                let col = sole_column_ref(expr, rel);
                 choose_name(&rel.name, col.as_deref(), "check", &|n| {
                     rel.constraints.iter().any(|c| c.name == n) || taken.iter().any(|t| t == n)
                 })
@@ -691,6 +688,12 @@ fn add_constraint(
                     return Err(PgError::new(
                         sqlstate::INVALID_TABLE_DEFINITION,
                         "constraints on permanent tables may reference only permanent tables",
+                    ));
+                }
+                if rel.persistence == 't' && p.persistence != 't' {
+                    return Err(PgError::new(
+                        sqlstate::INVALID_TABLE_DEFINITION,
+                        "constraints on temporary tables may reference only temporary tables",
                     ));
                 }
                 (*p).clone()
@@ -815,18 +818,23 @@ fn add_constraint(
 }
 
 /// The first column a raw CHECK expression mentions (for its default name).
-fn first_column_ref(e: &Node, rel: &Relation) -> Option<String> {
+/// The one column of `rel` an expression reads, if it reads exactly one.
+fn sole_column_ref(e: &Node, rel: &Relation) -> Option<String> {
     let node = e.node.as_ref()?;
+    let mut found: Option<String> = None;
     for (n, _, _) in node.nodes() {
         if let pg_query::NodeRef::ColumnRef(c) = n {
             if let Some(name) = c.fields.last().and_then(ident) {
                 if rel.column_by_name(name).is_some() {
-                    return Some(name.to_string());
+                    match &found {
+                        Some(f) if f != name => return None,
+                        _ => found = Some(name.to_string()),
+                    }
                 }
             }
         }
     }
-    None
+    found
 }
 
 pub(crate) fn ensure_temp_namespace(s: &mut SqlSession) -> PgResult<()> {
@@ -2848,11 +2856,9 @@ pub fn alter_object_schema(s: &mut SqlSession, stmt: &pb::AlterObjectSchemaStmt,
         if matches!(stmt.newschema.as_str(), "pg_catalog" | "information_schema") || stmt.newschema.starts_with("pg_temp") || stmt.newschema.starts_with("pg_toast") {
             return Err(PgError::new(sqlstate::FEATURE_NOT_SUPPORTED, "cannot move objects into or out of temporary schemas"));
         }
+        // Already there: nothing to do (PostgreSQL 15 accepts it silently).
         if rel.namespace == nsp {
-            return Err(PgError::new(
-                sqlstate::DUPLICATE_TABLE,
-                format!("table \"{}\" is already in schema \"{}\"", rel.name, stmt.newschema),
-            ));
+            return Ok(());
         }
         d.lock_relation(rel.oid)?;
         let mut moving: Vec<Arc<Relation>> = vec![rel.clone()];

@@ -367,6 +367,7 @@ fn show_variable(s: &SqlSession, name: &str) -> PgResult<UtilityResult> {
                 Some(tusk_storage::Isolation::RepeatableRead) => "repeatable read".to_string(),
                 Some(tusk_storage::Isolation::Serializable) => "serializable".to_string(),
                 Some(tusk_storage::Isolation::ReadCommitted) => "read committed".to_string(),
+                Some(tusk_storage::Isolation::ReadUncommitted) => "read uncommitted".to_string(),
                 None => settings.show("default_transaction_isolation")?,
             },
         ),

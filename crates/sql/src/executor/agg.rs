@@ -76,6 +76,11 @@ impl AggNode {
                     if !a.order_by.is_empty() {
                         let flags: Vec<(bool, bool)> = a.order_by.iter().map(|(_, d, n)| (*d, *n)).collect();
                         buf.sort_by(|x, y| compare_keys(&x.0, &y.0, &flags));
+                    } else if a.distinct {
+                        // PostgreSQL removes duplicates by sorting the
+                        // arguments, so a DISTINCT aggregate sees them in order.
+                        let flags = vec![(false, false); buf.first().map(|b| b.1.len()).unwrap_or(0)];
+                        buf.sort_by(|x, y| compare_keys(&x.1, &y.1, &flags));
                     }
                     let mut s = a.kind.init();
                     let mut seen = HashSet::new();

@@ -72,8 +72,13 @@ fn map_case(s: &str, upper: bool) -> String {
     s.chars()
         .map(|c| {
             let mut m: Vec<char> = if upper { c.to_uppercase().collect() } else { c.to_lowercase().collect() };
+            // One character for one, as the C library's towlower/towupper:
+            // İ lowers to i (its full mapping adds a combining dot), ß has no
+            // one-character upper case and stays.
             if m.len() == 1 {
                 m.pop().expect("one char")
+            } else if !upper && !m.is_empty() {
+                m[0]
             } else {
                 c
             }
@@ -194,6 +199,12 @@ fn rtrim1(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
 fn pad(a: &[Datum], left: bool) -> PgResult<Datum> {
     let s: Vec<char> = arg_str(a, 0).chars().collect();
     let len = arg_i64(a, 1).max(0) as usize;
+    // PostgreSQL's limit: the result, at four bytes a character, must fit
+    // in a 1 GB value. (The two-argument form is a SQL function there.)
+    if len.saturating_mul(4).saturating_add(4) > 0x3fff_ffff {
+        let e = PgError::new(sqlstate::PROGRAM_LIMIT_EXCEEDED, "requested length too large");
+        return Err(if a.len() == 2 { e.with_context(format!("SQL function \"{}\" statement 1", if left { "lpad" } else { "rpad" })) } else { e });
+    }
     let fill: Vec<char> = if a.len() > 2 { arg_str(a, 2).chars().collect() } else { vec![' '] };
     if s.len() >= len {
         return text(s[..len].iter().collect::<String>());
