@@ -2587,14 +2587,31 @@ fn reload_rows(d: &Ddl, old: &Arc<Relation>, new: &Relation) -> PgResult<Option<
         let mut expected = vec![0u64; to.indexes.len()];
         let keyed = |row: &[Datum]| pk_cols.iter().all(|&c| !row[c].is_null());
         let mut null_col = None;
-        from.scan_all(cx, &mut |_, row| {
-            if !keyed(&row) {
-                null_col = null_col.or_else(|| pk_cols.iter().position(|&c| row[c].is_null()));
-                return Ok(());
+        match to.placement_columns().filter(|_| to.same_layout(&from)) {
+            // Only the keys change: stored values move as they are, and only
+            // the columns that place them are decoded.
+            Some(placing) => {
+                let mut reader = from.clone();
+                reader.read_only_columns(&placing);
+                reader.scan_all_stored(cx, &mut |_, value| {
+                    let row = reader.decode(value)?;
+                    if !keyed(&row) {
+                        null_col = null_col.or_else(|| pk_cols.iter().position(|&c| row[c].is_null()));
+                        return Ok(());
+                    }
+                    to.count_entries(&row, &mut expected, cx)?;
+                    to.load_stored(value, &row, bulk.as_mut(), cx)
+                })?;
             }
-            to.count_entries(&row, &mut expected, cx)?;
-            to.load_row(&row, bulk.as_mut(), cx)
-        })?;
+            None => from.scan_all(cx, &mut |_, row| {
+                if !keyed(&row) {
+                    null_col = null_col.or_else(|| pk_cols.iter().position(|&c| row[c].is_null()));
+                    return Ok(());
+                }
+                to.count_entries(&row, &mut expected, cx)?;
+                to.load_row(&row, bulk.as_mut(), cx)
+            })?,
+        }
         if let Some(b) = bulk.as_mut() {
             b.flush()?;
         }

@@ -617,6 +617,83 @@ impl TableAccess {
         }
     }
 
+    /// The live columns that place a row in this table (its key and index
+    /// entries); None when an index expression or predicate may read any.
+    pub fn placement_columns(&self) -> Option<Vec<bool>> {
+        let mut need = vec![false; self.live.len()];
+        for &c in self.pk_cols.iter().flatten() {
+            need[c] = true;
+        }
+        for idx in &self.indexes {
+            if idx.predicate.is_some() {
+                return None;
+            }
+            for c in &idx.cols {
+                match c {
+                    IndexColumn::Column(i) => need[*i] = true,
+                    IndexColumn::Expr(_) => return None,
+                }
+            }
+        }
+        Some(need)
+    }
+
+    /// `load_row` for a row whose stored value is already in this table's
+    /// physical layout (a rewrite that only re-keys): the value goes in as
+    /// it is; `row` needs only the `placement_columns`.
+    pub fn load_stored(&self, value: &[u8], row: &[Datum], bulk: Option<&mut tusk_storage::BulkWriter>, cx: &ExecCx) -> PgResult<()> {
+        let key = self.new_row_key(row, cx)?;
+        let mut put = |k: &[u8], v: &[u8]| -> PgResult<()> { cx.txn.put(k, v) };
+        match bulk {
+            Some(b) => {
+                b.put(&key, value)?;
+                for idx in self.indexes.iter().filter(|i| !i.clustered) {
+                    let (k, has_null, _) = self.index_key(idx, row, cx)?;
+                    let (entry, _) = self.entry_key(idx, k, has_null, &key);
+                    b.put(&entry, &key)?;
+                }
+            }
+            None => {
+                put(&key, value)?;
+                for idx in self.indexes.iter().filter(|i| !i.clustered) {
+                    let (k, has_null, _) = self.index_key(idx, row, cx)?;
+                    let (entry, _) = self.entry_key(idx, k, has_null, &key);
+                    put(&entry, &key)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether rows of `other` are stored in this table's physical layout.
+    pub fn same_layout(&self, other: &TableAccess) -> bool {
+        self.rel.columns.len() == other.rel.columns.len()
+            && self.rel.columns.iter().zip(&other.rel.columns).all(|(a, b)| a.dropped == b.dropped && a.type_oid == b.type_oid && a.typmod == b.typmod)
+    }
+
+    /// Every (row key, stored value) of the table, as of the statement snapshot.
+    pub fn scan_all_stored(&self, cx: &ExecCx, f: &mut dyn FnMut(&[u8], &[u8]) -> PgResult<()>) -> PgResult<()> {
+        let mut lower = self.prefix.clone();
+        let upper = prefix_end(&self.prefix);
+        if let Some(mut stream) = cx.txn.scan_stream(&lower, &upper, false) {
+            while stream.next_batch(SCAN_BATCH, &mut |k, v| f(k, v))? == SCAN_BATCH {}
+            return Ok(());
+        }
+        loop {
+            cx.check()?;
+            let batch = cx.txn.scan(&lower, &upper, false, SCAN_BATCH)?;
+            let n = batch.len();
+            for (k, v) in &batch {
+                f(k, v)?;
+            }
+            if n < SCAN_BATCH {
+                return Ok(());
+            }
+            lower = batch.last().map(|(k, _)| k.to_vec()).unwrap_or_default();
+            lower.push(0);
+        }
+    }
+
     /// After `load_row` of `rows` (each row): every key of the clustered
     /// key and of unique indexes must be distinct, which holds exactly when
     /// each storage holds one key per row it indexes (a duplicate
