@@ -59,6 +59,49 @@ pub fn deparse_select(sel: &pb::SelectStmt) -> PgResult<String> {
     pg_query::deparse(&tree).map_err(|e| PgError::internal(format!("could not deparse query: {e}")))
 }
 
+/// A view's `*` stands for the columns its tables had when the view was
+/// made (PostgreSQL expands it then): the stored text lists them, so that a
+/// column added to a table later does not appear in the view. One star in
+/// a plain select list is expanded; anything else is stored as written.
+fn expand_view_star(sel: &pb::SelectStmt, q: &crate::query::Query) -> pb::SelectStmt {
+    let is_star = |n: &Node| match &n.node {
+        Some(NodeEnum::ResTarget(rt)) => matches!(rt.val.as_deref().and_then(|v| v.node.as_ref()),
+            Some(NodeEnum::ColumnRef(c)) if matches!(c.fields.last().and_then(|f| f.node.as_ref()), Some(NodeEnum::AStar(_)))),
+        _ => false,
+    };
+    let stars: Vec<usize> = sel.target_list.iter().enumerate().filter(|(_, t)| is_star(t)).map(|(i, _)| i).collect();
+    if stars.len() != 1 || sel.op > 1 {
+        return sel.clone();
+    }
+    let at = stars[0];
+    let outputs: Vec<&crate::query::TargetEntry> = q.output().collect();
+    let Some(count) = outputs.len().checked_sub(sel.target_list.len() - 1) else { return sel.clone() };
+    let mut expanded = Vec::with_capacity(count);
+    for t in &outputs[at..at + count] {
+        let crate::expr::Expr::Var(v) = &t.expr else { return sel.clone() };
+        let Some(rte) = q.rtable.get(v.rte) else { return sel.clone() };
+        let Some(col) = rte.col_names.get(v.col) else { return sel.clone() };
+        let string = |s: &str| Node { node: Some(NodeEnum::String(pb::String { sval: s.to_string() })) };
+        let mut fields = Vec::new();
+        if !rte.alias.is_empty() && !matches!(rte.kind, crate::query::RteKind::Join { .. }) {
+            fields.push(string(&rte.alias));
+        }
+        fields.push(string(col));
+        let name = if t.name == *col { String::new() } else { t.name.clone() };
+        expanded.push(Node {
+            node: Some(NodeEnum::ResTarget(Box::new(pb::ResTarget {
+                name,
+                val: Some(Box::new(Node { node: Some(NodeEnum::ColumnRef(pb::ColumnRef { fields, location: -1 })) })),
+                location: -1,
+                ..Default::default()
+            }))),
+        });
+    }
+    let mut out = sel.clone();
+    out.target_list.splice(at..at + 1, expanded);
+    out
+}
+
 /// Helpers shared by the DDL commands.
 pub(crate) struct Ddl<'s> {
     pub s: &'s SqlSession,
@@ -1258,7 +1301,7 @@ pub fn create_view(s: &mut SqlSession, stmt: &pb::ViewStmt, sql: &str) -> PgResu
         }
         let mut depends = Vec::new();
         query_relations(&q, &mut depends);
-        let text = deparse_select(&sel)?;
+        let text = deparse_select(&expand_view_star(&sel, &q))?;
         let nsp = d.namespace_for(rv, temp)?;
         let temp_deps = depends.iter().any(|o| d.catalog.relation(*o).map(|r| r.persistence == 't').unwrap_or(false));
         if temp_deps && !temp {
@@ -2761,7 +2804,7 @@ pub fn rename(s: &mut SqlSession, stmt: &pb::RenameStmt, sql: &str) -> PgResult<
                 }
                 let mut t = (*rel).clone();
                 t.columns[i].name = stmt.newname.clone();
-                rename_in_views(&d, &rel, &stmt.subname, &stmt.newname)?;
+                rename_column_in_views(&d, &rel, &stmt.subname, &stmt.newname)?;
                 // Stored expressions refer to columns by name: rewrite them.
                 for c in t.constraints.iter_mut() {
                     if let Some(e) = &c.check {
@@ -2835,6 +2878,18 @@ pub fn rename(s: &mut SqlSession, stmt: &pb::RenameStmt, sql: &str) -> PgResult<
 /// renamed in the text of the views that read it (PostgreSQL's views
 /// refer by OID and need no such step).
 fn rename_in_views(d: &Ddl, rel: &Relation, old: &str, new: &str) -> PgResult<()> {
+    rename_in_views_with(d, rel, &|text| Ok(rename_identifier(text, old, new)))
+}
+
+/// A renamed column of `rel`, in the views that read it. The view's own
+/// columns keep their names (PostgreSQL's views refer to columns by number,
+/// so renaming a base column never renames a view column): a select-list
+/// item that was just the column gets the old name as its alias.
+fn rename_column_in_views(d: &Ddl, rel: &Relation, old: &str, new: &str) -> PgResult<()> {
+    rename_in_views_with(d, rel, &|text| rename_column_in_query_text(d, text, rel, old, new))
+}
+
+fn rename_in_views_with(d: &Ddl, rel: &Relation, rewrite: &dyn Fn(&str) -> PgResult<String>) -> PgResult<()> {
     for v in d.catalog.relations.values() {
         let Some(info) = &v.view else { continue };
         if !info.depends_on.contains(&rel.oid) {
@@ -2842,11 +2897,69 @@ fn rename_in_views(d: &Ddl, rel: &Relation, old: &str, new: &str) -> PgResult<()
         }
         let mut updated = (**v).clone();
         if let Some(vi) = updated.view.as_mut() {
-            vi.query = rename_identifier(&vi.query, old, new);
+            vi.query = rewrite(&vi.query)?;
         }
         d.put(&updated)?;
     }
     Ok(())
+}
+
+/// Renames column `old` of `rel` to `new` in a stored query: references
+/// qualified by the table's name or an alias of it, and unqualified ones
+/// when no other table the query reads has such a column.
+fn rename_column_in_query_text(d: &Ddl, text: &str, rel: &Relation, old: &str, new: &str) -> PgResult<String> {
+    use pg_query::NodeMut;
+    let mut tree = pg_query::parse(text).map_err(|e| PgError::internal(format!("stored view does not parse: {e}")))?.protobuf;
+    let mut qualifiers = vec![rel.name.clone()];
+    let mut others_have_it = false;
+    // SAFETY: the walk only changes strings inside nodes it was handed,
+    // never the shape of the tree.
+    unsafe {
+        for (node, _, _) in tree.nodes_mut() {
+            if let NodeMut::RangeVar(rv) = node {
+                let rv = &*rv;
+                if rv.relname == rel.name {
+                    if let Some(a) = &rv.alias {
+                        qualifiers.push(a.aliasname.clone());
+                    }
+                } else if d.catalog.relations.values().any(|r| r.name == rv.relname && r.oid != rel.oid && r.column_by_name(old).is_some()) {
+                    others_have_it = true;
+                }
+            }
+        }
+        let renames = |c: &pb::ColumnRef| -> bool {
+            let names: Vec<&str> = c.fields.iter().filter_map(ident).collect();
+            match names.as_slice() {
+                [col] => *col == old && !others_have_it,
+                [.., qual, col] => *col == old && qualifiers.iter().any(|q| q == qual),
+                _ => false,
+            }
+        };
+        for (node, _, _) in tree.nodes_mut() {
+            match node {
+                NodeMut::ResTarget(rt) => {
+                    let rt = &mut *rt;
+                    if rt.name.is_empty() {
+                        if let Some(NodeEnum::ColumnRef(c)) = rt.val.as_deref().and_then(|v| v.node.as_ref()) {
+                            if renames(c) {
+                                rt.name = old.to_string();
+                            }
+                        }
+                    }
+                }
+                NodeMut::ColumnRef(c) => {
+                    let c = &mut *c;
+                    if renames(c) {
+                        if let Some(Some(NodeEnum::String(last))) = c.fields.last_mut().map(|n| n.node.as_mut()) {
+                            last.sval = new.to_string();
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    pg_query::deparse(&tree).map_err(|e| PgError::internal(format!("could not deparse view: {e}")))
 }
 
 /// ALTER TABLE / VIEW / SEQUENCE ... SET SCHEMA: the relation moves with
