@@ -40,7 +40,8 @@ q "select c.relname, n.nspname, c.oid, c.relkind, a.attnum, a.attname,
             'pg_constraint','pg_attrdef','pg_description','pg_shdescription','pg_am','pg_proc','pg_sequence','pg_inherits',
             'pg_collation','pg_extension','pg_stat_activity','pg_operator','pg_cast','pg_aggregate','pg_depend','pg_trigger',
             'pg_tablespace','pg_matviews','pg_rewrite','pg_enum','pg_range','pg_language','pg_locks','pg_prepared_statements',
-            'pg_stat_user_tables','pg_statistic_ext','pg_policy','pg_publication','pg_foreign_table','pg_partitioned_table'))
+            'pg_stat_user_tables','pg_statistic_ext','pg_policy','pg_publication','pg_foreign_table','pg_partitioned_table',
+            'pg_auth_members','pg_publication_namespace','pg_publication_rel'))
       or (n.nspname = 'information_schema' and c.relname in ('tables','columns','views','schemata','table_constraints',
             'key_column_usage','referential_constraints','sequences','constraint_column_usage','check_constraints'))
    order by n.nspname, c.relname, a.attnum" > "$out/system_columns.tsv"

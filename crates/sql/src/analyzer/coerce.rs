@@ -63,9 +63,10 @@ pub fn coercion_path(b: &Builtins, source: Oid, target: Oid, ctx: CoercionContex
         }
         return if c.method == 'b' { CoercionPath::Relabel } else { CoercionPath::Convert };
     }
-    // Arrays coerce element by element.
+    // Arrays coerce element by element (not into oidvector and int2vector,
+    // whose elements are arrays only to subscripting, as in find_coercion_pathway).
     let (se, te) = (b.element_of(source), b.element_of(target));
-    if se != 0 && te != 0 {
+    if se != 0 && te != 0 && target != oid::OIDVECTOR && target != oid::INT2VECTOR {
         return match coercion_path(b, se, te, ctx) {
             CoercionPath::None => CoercionPath::None,
             _ => CoercionPath::Convert,
@@ -227,9 +228,13 @@ pub fn select_candidate(b: &Builtins, inputs: &[Oid], candidates: &[Candidate]) 
     }
 }
 
-/// All polymorphic arguments of one family must bind to one type.
+/// All polymorphic arguments of one family must bind to one type, and the
+/// anycompatible family's inputs must have a common type
+/// (check_generic_type_consistency): `text[] || text[]` is array_cat, not
+/// array_append with an element of type text[].
 fn polymorphic_consistent(b: &Builtins, inputs: &[Oid], args: &[Oid]) -> bool {
     let mut elem: Option<Oid> = None;
+    let mut compat: Vec<Oid> = Vec::new();
     for (&s, &t) in inputs.iter().zip(args) {
         if s == oid::UNKNOWN {
             continue;
@@ -237,6 +242,17 @@ fn polymorphic_consistent(b: &Builtins, inputs: &[Oid], args: &[Oid]) -> bool {
         let e = match t {
             oid::ANYELEMENT | oid::ANYNONARRAY | oid::ANYENUM => s,
             oid::ANYARRAY => b.element_of(s),
+            oid::ANYCOMPATIBLE | oid::ANYCOMPATIBLENONARRAY => {
+                compat.push(s);
+                continue;
+            }
+            oid::ANYCOMPATIBLEARRAY => {
+                match b.element_of(s) {
+                    0 => return false,
+                    e => compat.push(e),
+                }
+                continue;
+            }
             _ => continue,
         };
         match elem {
@@ -245,7 +261,7 @@ fn polymorphic_consistent(b: &Builtins, inputs: &[Oid], args: &[Oid]) -> bool {
             _ => {}
         }
     }
-    true
+    compat.len() < 2 || common_type(b, &compat, "anycompatible").is_ok()
 }
 
 /// Resolves polymorphic argument and result types of a chosen function

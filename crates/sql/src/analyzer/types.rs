@@ -267,7 +267,8 @@ pub fn format_type(b: &Builtins, t: Oid, typmod: i32) -> String {
                 "bit varying".into()
             }
         }
-        _ => b.type_name(t).to_string(),
+        // Other names are quoted where needed, as PostgreSQL's format_type does ("any").
+        _ => crate::functions::quote_ident(b.type_name(t)),
     }
 }
 

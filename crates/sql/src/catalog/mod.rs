@@ -119,6 +119,16 @@ impl Column {
     pub fn sql_type(&self) -> SqlType {
         SqlType { oid: self.type_oid, typmod: self.typmod }
     }
+
+    /// The default as pg_attrdef shows it: none for a bare NULL, which
+    /// PostgreSQL does not store (a column without a default reads NULL).
+    pub fn stored_default(&self) -> Option<&str> {
+        let d = self.default.as_deref()?;
+        let t = d.trim();
+        let starts = |p: &str| t.get(..p.len()).is_some_and(|x| x.eq_ignore_ascii_case(p));
+        let is_null = t.eq_ignore_ascii_case("null") || starts("null::") || starts("cast(null as ");
+        (!is_null).then_some(d)
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -178,6 +178,10 @@ fn int2_vector(items: &[i16]) -> Datum {
 fn oid_vector(items: &[Oid]) -> Datum {
     Datum::Array(Arc::new(Array { element_type: oid::OID, dims: vec![(items.len() as i32, 0)], elements: items.iter().map(|&v| Datum::Oid(v)).collect() }))
 }
+/// An aclitem[] value from its items' text.
+fn acl_array(items: &[&str]) -> Datum {
+    Datum::Array(Arc::new(Array::from_vec(oid::ACLITEM, items.iter().map(|s| Datum::text(s)).collect())))
+}
 fn int2_array(items: &[i16]) -> Datum {
     Datum::Array(Arc::new(Array::from_vec(oid::INT2, items.iter().map(|&v| Datum::Int2(v)).collect())))
 }
@@ -265,6 +269,7 @@ fn generators() -> Vec<(&'static str, Generator)> {
         ("pg_constraint", pg_constraint),
         ("pg_attrdef", pg_attrdef),
         ("pg_description", pg_description),
+        ("pg_depend", pg_depend),
         ("pg_am", pg_am),
         ("pg_proc", pg_proc),
         ("pg_operator", pg_operator),
@@ -291,12 +296,21 @@ fn empty(_: &SysCx, _: &mut Vec<SysRow>) -> PgResult<()> {
 
 fn pg_namespace(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
     for n in cx.catalog.namespaces.values() {
-        out.push(vec![("oid", oidv(n.oid)), ("nspname", name(&n.name)), ("nspowner", oidv(n.owner))]);
+        // initdb grants the use of these schemas to everyone (psql's `\dn+` shows it).
+        let acl = match n.oid {
+            PUBLIC_NAMESPACE => acl_array(&["pg_database_owner=UC/pg_database_owner", "=U/pg_database_owner"]),
+            PG_CATALOG_NAMESPACE | INFORMATION_SCHEMA_NAMESPACE => {
+                let owner = cx.cluster.role_name(n.owner);
+                acl_array(&[&format!("{owner}=UC/{owner}"), &format!("=U/{owner}")])
+            }
+            _ => Datum::Null,
+        };
+        out.push(vec![("oid", oidv(n.oid)), ("nspname", name(&n.name)), ("nspowner", oidv(n.owner)), ("nspacl", acl)]);
     }
     Ok(())
 }
 
-fn class_row(cx: &SysCx, r: &Relation, relkind: char) -> SysRow {
+fn class_row(cx: &SysCx, r: &Relation, relkind: char, referenced: &std::collections::HashSet<Oid>) -> SysRow {
     let has_index = !r.indexes.is_empty();
     let checks = r.constraints.iter().filter(|c| c.kind == ConstraintKind::Check).count() as i16;
     let natts = r.columns.len() as i16;
@@ -326,7 +340,7 @@ fn class_row(cx: &SysCx, r: &Relation, relkind: char) -> SysRow {
         ("relnatts", Datum::Int2(natts)),
         ("relchecks", Datum::Int2(checks)),
         ("relhasrules", b(false)),
-        ("relhastriggers", b(r.constraints.iter().any(|c| c.kind == ConstraintKind::ForeignKey))),
+        ("relhastriggers", b(has_fk_triggers(r, referenced))),
         ("relhassubclass", b(false)),
         ("relrowsecurity", b(false)),
         ("relforcerowsecurity", b(false)),
@@ -340,12 +354,25 @@ fn class_row(cx: &SysCx, r: &Relation, relkind: char) -> SysRow {
     ]
 }
 
+/// Tables a foreign key references.
+fn referenced_tables(cx: &SysCx) -> std::collections::HashSet<Oid> {
+    cx.catalog.relations.values().flat_map(|t| t.constraints.iter().filter_map(|c| c.foreign.as_ref().map(|f| f.ref_table))).collect()
+}
+
+/// Whether PostgreSQL would have created foreign-key triggers on the
+/// table: it has a foreign key, or one references it (psql shows
+/// "Referenced by" only for tables with triggers).
+fn has_fk_triggers(r: &Relation, referenced: &std::collections::HashSet<Oid>) -> bool {
+    r.constraints.iter().any(|c| c.kind == ConstraintKind::ForeignKey) || referenced.contains(&r.oid)
+}
+
 fn pg_class(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
+    let referenced = referenced_tables(cx);
     for t in all() {
-        out.push(class_row(cx, &t.relation, t.relkind));
+        out.push(class_row(cx, &t.relation, t.relkind, &referenced));
     }
     for r in user_relations(cx) {
-        out.push(class_row(cx, r, relkind_of(r)));
+        out.push(class_row(cx, r, relkind_of(r), &referenced));
     }
     Ok(())
 }
@@ -368,7 +395,7 @@ fn attribute_rows(r: &Relation, out: &mut Vec<SysRow>) {
             ("attstorage", ch(t.map(|t| t.storage).unwrap_or('p'))),
             ("attcompression", ch('\0')),
             ("attnotnull", b(c.not_null)),
-            ("atthasdef", b(c.default.is_some())),
+            ("atthasdef", b(c.stored_default().is_some())),
             ("atthasmissing", b(c.missing.is_some())),
             ("attidentity", ch(if c.identity == ' ' { '\0' } else { c.identity })),
             ("attgenerated", ch('\0')),
@@ -445,6 +472,13 @@ fn pg_database(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
             ("datminmxid", Datum::Oid(1)),
             ("dattablespace", oidv(1663)),
             ("datcollate", text(&d.collate)),
+            // initdb revokes CREATE and TEMPORARY on the templates from PUBLIC (psql's `\l` shows it).
+            ("datacl", if d.name == "template0" || d.name == "template1" {
+                let owner = cx.cluster.role_name(d.owner);
+                acl_array(&[&format!("=c/{owner}"), &format!("{owner}=CTc/{owner}")])
+            } else {
+                Datum::Null
+            }),
             ("datctype", text(&d.ctype)),
         ]);
     }
@@ -532,6 +566,7 @@ fn pg_settings(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
 }
 
 fn pg_tables(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
+    let referenced = referenced_tables(cx);
     for t in all().iter().filter(|t| t.relkind == 'r' && t.namespace == PG_CATALOG_NAMESPACE) {
         out.push(vec![
             ("schemaname", name("pg_catalog")),
@@ -550,7 +585,7 @@ fn pg_tables(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
             ("tableowner", name(&cx.cluster.role_name(r.owner))),
             ("hasindexes", b(!r.indexes.is_empty())),
             ("hasrules", b(false)),
-            ("hastriggers", b(r.constraints.iter().any(|c| c.kind == ConstraintKind::ForeignKey))),
+            ("hastriggers", b(has_fk_triggers(r, &referenced))),
             ("rowsecurity", b(false)),
         ]);
     }
@@ -687,15 +722,30 @@ fn pg_constraint(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
     Ok(())
 }
 
+/// pg_attrdef.adbin: PostgreSQL keeps the cooked expression (a node tree
+/// carrying the column's type); Tusk keeps the column's number with the
+/// default's text, which is what pg_get_expr needs to print it as
+/// PostgreSQL does. Clients treat the value as opaque.
+pub fn default_node_tree(attnum: i16, text: &str) -> String {
+    format!("{{DEFAULT :adnum {attnum} :expr {text}}}")
+}
+
+/// The column number and default text of a `default_node_tree` value.
+pub fn parse_default_node_tree(tree: &str) -> Option<(i16, &str)> {
+    let rest = tree.strip_prefix("{DEFAULT :adnum ")?.strip_suffix('}')?;
+    let (num, expr) = rest.split_once(" :expr ")?;
+    Some((num.parse().ok()?, expr))
+}
+
 fn pg_attrdef(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
     for r in user_relations(cx) {
         for (i, c) in r.columns.iter().enumerate() {
-            if let Some(d) = &c.default {
+            if let Some(d) = c.stored_default() {
                 out.push(vec![
                     ("oid", oidv(r.oid.wrapping_mul(1000).wrapping_add(i as u32))),
                     ("adrelid", oidv(r.oid)),
                     ("adnum", Datum::Int2(i as i16 + 1)),
-                    ("adbin", text(d)),
+                    ("adbin", text(&default_node_tree(i as i16 + 1, d))),
                 ]);
             }
         }
@@ -703,9 +753,64 @@ fn pg_attrdef(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
     Ok(())
 }
 
+/// Comments PostgreSQL's initdb gives built-in objects that clients show
+/// (psql's `\dx`, `\dn+`): (class oid, object oid, sub id, text).
+pub const BUILTIN_COMMENTS: &[(Oid, Oid, i32, &str)] = &[
+    (2612, 12, 0, "built-in functions"),
+    (2612, 13, 0, "dynamically-loaded C functions"),
+    (2612, 14, 0, "SQL-language functions"),
+    (2612, PLPGSQL_LANGUAGE, 0, "PL/pgSQL procedural language"),
+    (2615, PG_CATALOG_NAMESPACE, 0, "system catalog schema"),
+    (2615, PG_TOAST_NAMESPACE, 0, "reserved schema for TOAST tables"),
+    (2615, PUBLIC_NAMESPACE, 0, "standard public schema"),
+    (3079, PLPGSQL_EXTENSION, 0, "PL/pgSQL procedural language"),
+];
+
+/// The OIDs Tusk gives the plpgsql extension and language rows.
+pub const PLPGSQL_EXTENSION: Oid = 13_000 + 181;
+pub const PLPGSQL_LANGUAGE: Oid = 13_000 + 182;
+
+/// A comment on an object: the user's, else a built-in one.
+pub fn comment(catalog: &DbCatalog, class: Oid, obj: Oid, sub: i32) -> Option<&str> {
+    catalog.comments.get(&(class, obj, sub)).map(String::as_str).or_else(|| {
+        BUILTIN_COMMENTS.iter().find(|(c, o, s, _)| *c == class && *o == obj && *s == sub).map(|(_, _, _, t)| *t)
+    })
+}
+
 fn pg_description(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
+    for &(class, obj, sub, t) in BUILTIN_COMMENTS {
+        if !cx.catalog.comments.contains_key(&(class, obj, sub)) {
+            out.push(vec![("objoid", oidv(obj)), ("classoid", oidv(class)), ("objsubid", Datum::Int4(sub)), ("description", text(t))]);
+        }
+    }
     for ((class, obj, sub), t) in &cx.catalog.comments {
         out.push(vec![("objoid", oidv(*obj)), ("classoid", oidv(*class)), ("objsubid", Datum::Int4(*sub)), ("description", text(t))]);
+    }
+    Ok(())
+}
+
+/// pg_depend: the dependencies clients read. A sequence owned by a column
+/// depends on it automatically ('a', serial and OWNED BY) or internally
+/// ('i', identity columns); psql's `\d` shows them as "Owned by" and
+/// "Sequence for identity column".
+fn pg_depend(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
+    const PG_CLASS: Oid = 1259;
+    for r in user_relations(cx) {
+        let Some((table, attnum)) = r.sequence.as_ref().and_then(|s| s.owned_by) else { continue };
+        let identity = cx
+            .catalog
+            .relation(table)
+            .and_then(|t| t.columns.get(attnum as usize - 1))
+            .is_some_and(|c| c.identity != ' ');
+        out.push(vec![
+            ("classid", oidv(PG_CLASS)),
+            ("objid", oidv(r.oid)),
+            ("objsubid", Datum::Int4(0)),
+            ("refclassid", oidv(PG_CLASS)),
+            ("refobjid", oidv(table)),
+            ("refobjsubid", Datum::Int4(attnum as i32)),
+            ("deptype", ch(if identity { 'i' } else { 'a' })),
+        ]);
     }
     Ok(())
 }
@@ -807,7 +912,7 @@ fn pg_collation(_: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
 
 fn pg_extension(_: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
     out.push(vec![
-        ("oid", oidv(13_000 + 181)),
+        ("oid", oidv(PLPGSQL_EXTENSION)),
         ("extname", name("plpgsql")),
         ("extowner", oidv(BOOTSTRAP_SUPERUSER)),
         ("extnamespace", oidv(PG_CATALOG_NAMESPACE)),
@@ -818,7 +923,7 @@ fn pg_extension(_: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
 }
 
 fn pg_language(_: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
-    for (o, n, pl) in [(12u32, "internal", false), (13, "c", false), (14, "sql", false), (13_000 + 182, "plpgsql", true)] {
+    for (o, n, pl) in [(12u32, "internal", false), (13, "c", false), (14, "sql", false), (PLPGSQL_LANGUAGE, "plpgsql", true)] {
         out.push(vec![
             ("oid", oidv(o)),
             ("lanname", name(n)),

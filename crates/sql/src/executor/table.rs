@@ -643,7 +643,7 @@ impl TableAccess {
     /// it is; `row` needs only the `placement_columns`.
     pub fn load_stored(&self, value: &[u8], row: &[Datum], bulk: Option<&mut tusk_storage::BulkWriter>, cx: &ExecCx) -> PgResult<()> {
         let key = self.new_row_key(row, cx)?;
-        let mut put = |k: &[u8], v: &[u8]| -> PgResult<()> { cx.txn.put(k, v) };
+        let put = |k: &[u8], v: &[u8]| -> PgResult<()> { cx.txn.put(k, v) };
         match bulk {
             Some(b) => {
                 b.put(&key, value)?;

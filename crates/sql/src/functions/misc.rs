@@ -384,11 +384,13 @@ fn array_remove(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
 fn description(c: &FnCtx, classoid: tusk_types::Oid, objoid: tusk_types::Oid, subid: i32) -> Datum {
     let catalog = c.env.catalog();
     let found = if classoid == 0 {
-        catalog.comments.iter().find(|((_, o, s), _)| *o == objoid && *s == subid).map(|(_, t)| t)
+        catalog.comments.iter().find(|((_, o, s), _)| *o == objoid && *s == subid).map(|(_, t)| t.as_str()).or_else(|| {
+            crate::catalog::system::BUILTIN_COMMENTS.iter().find(|(_, o, s, _)| *o == objoid && *s == subid).map(|(_, _, _, t)| *t)
+        })
     } else {
-        catalog.comments.get(&(classoid, objoid, subid))
+        crate::catalog::system::comment(catalog, classoid, objoid, subid)
     };
-    found.map(|t| Datum::Text(t.clone().into())).unwrap_or(Datum::Null)
+    found.map(|t| Datum::from_string(t.to_string())).unwrap_or(Datum::Null)
 }
 
 /// obj_description(object, catalog name): the catalog is named, not given by OID.
@@ -444,7 +446,7 @@ pub(super) fn register(r: &mut Registry) {
     plain(r, &["pg_typeof"], pg_typeof);
     plain(r, &["pg_num_nulls"], num_nulls);
     plain(r, &["pg_num_nonnulls"], num_nonnulls);
-    plain(r, &["pg_table_is_visible", "has_table_privilege_name", "has_table_privilege_id", "has_schema_privilege_name", "has_database_privilege_name"], always_true);
+    plain(r, &["has_table_privilege_name", "has_table_privilege_id", "has_schema_privilege_name", "has_database_privilege_name"], always_true);
     plain(r, &["pg_is_in_recovery"], always_false);
     plain(r, &["txid_current", "pg_current_xact_id"], txid_current);
     plain(r, &["format_type"], format_type_fn);

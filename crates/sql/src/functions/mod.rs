@@ -9,6 +9,7 @@
 pub mod agg;
 mod bytea;
 pub mod cast;
+mod catalog_fns;
 mod compare;
 mod datetime_fns;
 mod formatting;
@@ -16,8 +17,10 @@ pub mod io;
 mod math;
 mod misc;
 mod numeric_ops;
+mod ruleutils;
 mod srf;
 mod string;
+mod viewdef;
 
 use std::cell::Ref;
 use std::collections::HashMap;
@@ -114,6 +117,7 @@ fn registry() -> &'static Registry {
         datetime_fns::register(&mut r);
         formatting::register(&mut r);
         misc::register(&mut r);
+        catalog_fns::register(&mut r);
         srf::register(&mut r);
         cast::register(&mut r);
         // Functions that implement casts (int4(float8), numeric(int8), ...)

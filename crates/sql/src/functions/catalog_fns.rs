@@ -1,0 +1,506 @@
+//! Catalog information functions: the ones client tools call to describe
+//! a database (psql's `\d` family, drivers' metadata queries, ORMs'
+//! reflection) — pg_get_userbyid, the pg_*_is_visible tests, and the
+//! pg_get_*def functions that turn stored defaults, constraints, indexes
+//! and views back into SQL text (printed by `ruleutils` and `viewdef`).
+//!
+//! Tusk keeps those expressions as the SQL text the user wrote. Each
+//! function analyzes that text again in its relation's context and prints
+//! the typed tree, so the result is PostgreSQL's deparsed form
+//! (`CHECK (price >= 0::numeric)`), not the text as typed.
+
+use std::sync::Arc;
+
+use tusk_types::oid::{self, Oid};
+use tusk_types::{Datum, PgResult, SqlType};
+
+use super::ruleutils::{live_column_names, Deparser};
+use super::{arg_bool, arg_i64, arg_str, plain, set, Env, FnCtx, Registry, SetIter};
+use crate::analyzer::coerce::CoercionContext;
+use crate::analyzer::{Analyzer, AnalyzerEnv};
+use crate::catalog::{builtins, Constraint, ConstraintKind, FkAction, RelKind, Relation};
+use crate::expr::{CastSpec, Expr};
+
+fn text(s: impl Into<String>) -> PgResult<Datum> {
+    Ok(Datum::from_string(s.into()))
+}
+
+fn arg_oid(a: &[Datum], i: usize) -> Oid {
+    match &a[i] {
+        Datum::Oid(o) => *o,
+        d => d.as_i64().unwrap_or(0) as Oid,
+    }
+}
+
+/// The role names PostgreSQL 15 creates at initdb besides the bootstrap
+/// superuser; Tusk's catalog holds only login roles.
+const BUILTIN_ROLES: &[(Oid, &str)] = &[
+    (3373, "pg_monitor"),
+    (3374, "pg_read_all_settings"),
+    (3375, "pg_read_all_stats"),
+    (3377, "pg_stat_scan_tables"),
+    (4200, "pg_signal_backend"),
+    (4544, "pg_checkpoint"),
+    (4569, "pg_read_server_files"),
+    (4570, "pg_write_server_files"),
+    (4571, "pg_execute_server_program"),
+    (6171, "pg_database_owner"),
+    (6181, "pg_read_all_data"),
+    (6182, "pg_write_all_data"),
+];
+
+/// pg_get_userbyid: a role's name, or PostgreSQL's placeholder for a dangling OID.
+fn pg_get_userbyid(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    let role = arg_oid(a, 0);
+    if let Some(r) = c.env.cluster_catalog().roles.get(&role) {
+        return text(r.name.clone());
+    }
+    match BUILTIN_ROLES.iter().find(|(o, _)| *o == role) {
+        Some((_, n)) => text(*n),
+        None => text(format!("unknown (OID={role})")),
+    }
+}
+
+/// PostgreSQL's encoding names, by encoding number (pg_wchar.h's pg_enc).
+const ENCODINGS: &[&str] = &[
+    "SQL_ASCII", "EUC_JP", "EUC_CN", "EUC_KR", "EUC_TW", "EUC_JIS_2004", "UTF8", "MULE_INTERNAL", "LATIN1", "LATIN2", "LATIN3",
+    "LATIN4", "LATIN5", "LATIN6", "LATIN7", "LATIN8", "LATIN9", "LATIN10", "WIN1256", "WIN1258", "WIN866", "WIN874", "KOI8R",
+    "WIN1251", "WIN1252", "ISO_8859_5", "ISO_8859_6", "ISO_8859_7", "ISO_8859_8", "WIN1250", "WIN1253", "WIN1254", "WIN1255",
+    "WIN1257", "KOI8U", "SJIS", "BIG5", "GBK", "UHC", "GB18030", "JOHAB", "SHIFT_JIS_2004",
+];
+
+fn pg_encoding_to_char(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
+    let n = arg_i64(a, 0);
+    text(usize::try_from(n).ok().and_then(|i| ENCODINGS.get(i)).copied().unwrap_or(""))
+}
+
+// ---------------------------------------------------------------- visibility
+
+/// pg_table_is_visible: whether the relation is found first by its bare
+/// name along the search path (NULL for an OID that is no relation).
+fn pg_table_is_visible(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    let rel = arg_oid(a, 0);
+    let Some(r) = c.env.catalog().relation(rel) else { return Ok(Datum::Null) };
+    let shown = c.env.relation_name(rel).unwrap_or_default();
+    Ok(Datum::Bool(shown == super::quote_ident(&r.name)))
+}
+
+/// pg_type_is_visible: every type Tusk has lives in pg_catalog.
+fn pg_type_is_visible(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
+    Ok(if builtins().type_info(arg_oid(a, 0)).is_some() { Datum::Bool(true) } else { Datum::Null })
+}
+
+/// pg_function_is_visible: every function Tusk has lives in pg_catalog.
+fn pg_function_is_visible(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
+    Ok(if builtins().proc(arg_oid(a, 0)).is_some() { Datum::Bool(true) } else { Datum::Null })
+}
+
+// ---------------------------------------------------------------- analysis
+
+/// Runs `f` with an analyzer over the session's catalog and settings.
+pub(crate) fn with_analyzer<T>(env: &dyn Env, f: impl FnOnce(&mut Analyzer) -> PgResult<T>) -> PgResult<T> {
+    let settings = env.settings();
+    let user = env.current_user();
+    let mut a = Analyzer::new(AnalyzerEnv { catalog: env.catalog(), settings: &settings, user: &user, temp_namespace: None }, &[], "");
+    f(&mut a)
+}
+
+/// A column default as PostgreSQL's cookDefault stores it: coerced to the
+/// column's type. A literal becomes a constant of the type (without its
+/// modifier: the length coercion above it is implicit); anything else gets
+/// an implicit cast, which prints only as the parentheses it may need.
+fn cook_default(a: &mut Analyzer, e: Expr, ty: SqlType) -> PgResult<Expr> {
+    let et = e.ty();
+    if et.oid == oid::UNKNOWN {
+        return a.coerce_to(e, SqlType { oid: ty.oid, typmod: -1 }, CoercionContext::Assignment, -1);
+    }
+    if et.oid == ty.oid && (ty.typmod < 0 || et.typmod == ty.typmod) {
+        return Ok(e);
+    }
+    Ok(Expr::Cast { arg: Box::new(e), spec: CastSpec { from: et, to: ty, explicit: false } })
+}
+
+/// Deparses an expression stored for `rel`: a CHECK constraint, an index
+/// expression or predicate, or (given its column) a default. Falls back to
+/// the stored text if it no longer analyzes.
+fn relation_expr(env: &dyn Env, rel: &Arc<Relation>, stored: &str, default_of: Option<i16>, pretty: bool) -> String {
+    let analyzed = with_analyzer(env, |a| {
+        let e = a.analyze_relation_expr(rel.clone(), stored, "DEFAULT expressions")?;
+        match default_of.and_then(|n| rel.columns.get(n as usize - 1)) {
+            Some(col) => cook_default(a, e, col.sql_type()),
+            None => Ok(e),
+        }
+    });
+    match analyzed {
+        Ok(e) => Deparser::for_relation(env, pretty, &rel.name, live_column_names(rel)).expression(&e),
+        Err(_) => stored.to_string(),
+    }
+}
+
+/// pg_get_expr(pg_node_tree, relation [, pretty])
+fn pg_get_expr(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    let tree = arg_str(a, 0);
+    // Defaults come from pg_attrdef with their column; other trees are the expression's text.
+    let (default_of, stored) = match crate::catalog::system::parse_default_node_tree(tree) {
+        Some((n, e)) => (Some(n), e.to_string()),
+        None => (None, tree.to_string()),
+    };
+    let pretty = a.len() > 2 && arg_bool(a, 2);
+    let relid = arg_oid(a, 1);
+    if relid == 0 {
+        let e = with_analyzer(c.env, |an| an.analyze_standalone_expr(&stored, "DEFAULT expressions"));
+        return text(match e {
+            Ok(e) => Deparser::new(c.env, pretty).expression(&e),
+            Err(_) => stored,
+        });
+    }
+    let Some(rel) = c.env.catalog().relation(relid).cloned() else { return Ok(Datum::Null) };
+    text(relation_expr(c.env, &rel, &stored, default_of, pretty))
+}
+
+// ---------------------------------------------------------------- indexes
+
+/// looks_like_function: index expressions that need no parentheses of their own.
+fn looks_like_function(e: &Expr) -> bool {
+    match e {
+        Expr::Func { func, args, .. } => {
+            // Not an operator, nor a SQL-standard value function.
+            func.oid != 0 && !(builtins().operator_name_of_proc(func.oid).is_some() && (1..=2).contains(&args.len()))
+        }
+        Expr::NullIf { .. } | Expr::Coalesce { .. } | Expr::MinMax { .. } => true,
+        _ => false,
+    }
+}
+
+/// pg_get_indexdef_worker: the CREATE INDEX statement, or with `colno` > 0
+/// only that key column's definition.
+pub fn index_definition(env: &dyn Env, index: Oid, colno: i32, pretty: bool) -> Option<String> {
+    let catalog = env.catalog();
+    let idx = catalog.relation(index)?;
+    let info = idx.index.as_ref()?;
+    let table = catalog.relation(info.table)?.clone();
+    let attrs_only = colno != 0;
+    let mut s = String::new();
+    if !attrs_only {
+        // psql's pretty form names the table as search_path sees it; the plain one qualifies it.
+        let table_name = if pretty {
+            env.relation_name(table.oid).unwrap_or_else(|| super::quote_ident(&table.name))
+        } else {
+            format!("{}.{}", super::quote_ident(catalog.namespace_name(table.namespace)), super::quote_ident(&table.name))
+        };
+        s.push_str(&format!(
+            "CREATE {}INDEX {} ON {} USING {} (",
+            if info.unique { "UNIQUE " } else { "" },
+            super::quote_ident(&idx.name),
+            table_name,
+            info.method
+        ));
+    }
+    let mut first = true;
+    for (keyno, key) in info.keys.iter().enumerate() {
+        if attrs_only && colno as usize != keyno + 1 {
+            continue;
+        }
+        if !attrs_only && !first {
+            s.push_str(", ");
+        }
+        first = false;
+        match &key.expr {
+            None => s.push_str(&super::quote_ident(&table.column(key.attnum).name)),
+            Some(stored) => {
+                let e = with_analyzer(env, |a| a.analyze_relation_expr(table.clone(), stored, "index expressions"));
+                match e {
+                    Ok(e) => {
+                        let shown = Deparser::for_relation(env, pretty, &table.name, live_column_names(&table)).expression(&e);
+                        if looks_like_function(&e) {
+                            s.push_str(&shown);
+                        } else {
+                            s.push_str(&format!("({shown})"));
+                        }
+                    }
+                    Err(_) => s.push_str(&format!("({stored})")),
+                }
+            }
+        }
+        if !attrs_only {
+            if key.desc {
+                s.push_str(" DESC");
+                if !key.nulls_first {
+                    s.push_str(" NULLS LAST");
+                }
+            } else if key.nulls_first {
+                s.push_str(" NULLS FIRST");
+            }
+        }
+    }
+    if attrs_only {
+        return Some(s);
+    }
+    s.push(')');
+    if info.nulls_not_distinct {
+        s.push_str(" NULLS NOT DISTINCT");
+    }
+    if let Some(p) = &info.predicate {
+        s.push_str(" WHERE ");
+        s.push_str(&relation_expr(env, &table, p, None, pretty));
+    }
+    Some(s)
+}
+
+fn pg_get_indexdef(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    let colno = if a.len() > 1 { arg_i64(a, 1) as i32 } else { 0 };
+    let pretty = a.len() > 2 && arg_bool(a, 2);
+    Ok(index_definition(c.env, arg_oid(a, 0), colno, pretty).map(Datum::from_string).unwrap_or(Datum::Null))
+}
+
+// ---------------------------------------------------------------- constraints
+
+fn fk_action(a: FkAction) -> Option<&'static str> {
+    match a {
+        FkAction::NoAction => None,
+        FkAction::Restrict => Some("RESTRICT"),
+        FkAction::Cascade => Some("CASCADE"),
+        FkAction::SetNull => Some("SET NULL"),
+        FkAction::SetDefault => Some("SET DEFAULT"),
+    }
+}
+
+fn column_list(rel: &Relation, attnums: &[i16]) -> String {
+    attnums.iter().map(|&n| super::quote_ident(&rel.column(n).name)).collect::<Vec<_>>().join(", ")
+}
+
+/// pg_get_constraintdef_worker for one constraint of `rel`.
+pub fn constraint_definition(env: &dyn Env, rel: &Arc<Relation>, con: &Constraint, pretty: bool) -> String {
+    let catalog = env.catalog();
+    let mut s = match con.kind {
+        ConstraintKind::ForeignKey => {
+            let Some(fk) = &con.foreign else { return String::new() };
+            let mut s = format!("FOREIGN KEY ({}) REFERENCES ", column_list(rel, &con.columns));
+            match catalog.relation(fk.ref_table) {
+                Some(r) => {
+                    s.push_str(&env.relation_name(r.oid).unwrap_or_else(|| super::quote_ident(&r.name)));
+                    s.push_str(&format!("({})", column_list(r, &fk.ref_columns)));
+                }
+                None => s.push_str("???"),
+            }
+            if fk.match_type == 'f' {
+                s.push_str(" MATCH FULL");
+            }
+            if let Some(a) = fk_action(fk.on_update) {
+                s.push_str(&format!(" ON UPDATE {a}"));
+            }
+            if let Some(a) = fk_action(fk.on_delete) {
+                s.push_str(&format!(" ON DELETE {a}"));
+            }
+            s
+        }
+        ConstraintKind::PrimaryKey | ConstraintKind::Unique => {
+            let mut s = String::from(if con.kind == ConstraintKind::PrimaryKey { "PRIMARY KEY " } else { "UNIQUE " });
+            let nulls_not_distinct = catalog.relation(con.index).and_then(|i| i.index.as_ref()).is_some_and(|i| i.nulls_not_distinct);
+            if con.kind == ConstraintKind::Unique && nulls_not_distinct {
+                s.push_str("NULLS NOT DISTINCT ");
+            }
+            s.push_str(&format!("({})", column_list(rel, &con.columns)));
+            s
+        }
+        ConstraintKind::Check => {
+            let body = relation_expr(env, rel, con.check.as_deref().unwrap_or("true"), None, pretty);
+            format!("CHECK ({body}){}", if con.no_inherit { " NO INHERIT" } else { "" })
+        }
+    };
+    if con.deferrable {
+        s.push_str(" DEFERRABLE");
+    }
+    if con.deferred {
+        s.push_str(" INITIALLY DEFERRED");
+    }
+    if !con.validated {
+        s.push_str(" NOT VALID");
+    }
+    s
+}
+
+fn pg_get_constraintdef(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    let oid = arg_oid(a, 0);
+    let pretty = a.len() > 1 && arg_bool(a, 1);
+    for rel in c.env.catalog().relations.values() {
+        if let Some(con) = rel.constraints.iter().find(|k| k.oid == oid) {
+            return text(constraint_definition(c.env, rel, con, pretty));
+        }
+    }
+    Ok(Datum::Null)
+}
+
+// ---------------------------------------------------------------- views
+
+fn view_definition(c: &FnCtx, view: Oid, pretty: bool) -> PgResult<Datum> {
+    let Some(rel) = c.env.catalog().relation(view).cloned() else { return Ok(Datum::Null) };
+    if rel.kind != RelKind::View {
+        return Ok(Datum::Null);
+    }
+    text(super::viewdef::view_definition(c.env, &rel, pretty))
+}
+
+fn pg_get_viewdef(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    let pretty = a.len() > 1 && match c.arg_type(1) {
+        oid::BOOL => arg_bool(a, 1),
+        // pg_get_viewdef(oid, wrap column): always pretty.
+        _ => true,
+    };
+    view_definition(c, arg_oid(a, 0), pretty)
+}
+
+fn pg_get_viewdef_name(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    let pretty = a.len() > 1 && arg_bool(a, 1);
+    let view = c.env.lookup_relation_oid(arg_str(a, 0))?;
+    view_definition(c, view, pretty)
+}
+
+// ---------------------------------------------------------------- functions
+
+/// print_function_arguments: `[mode ][name ]type[ DEFAULT expr]`, leaving
+/// out TABLE columns (pg_get_function_arguments) or the defaults
+/// (pg_get_function_identity_arguments).
+fn function_arguments(p: &crate::catalog::builtin::ProcInfo, with_defaults: bool) -> String {
+    let b = builtins();
+    let all: Vec<Oid> = if p.allargtypes.is_empty() { p.argtypes.clone() } else { p.allargtypes.clone() };
+    let defaults: Vec<String> = if p.arg_defaults.is_empty() { Vec::new() } else { split_defaults(&p.arg_defaults) };
+    let n_in = p.argtypes.len();
+    let mut in_seen = 0;
+    let mut parts = Vec::new();
+    for (i, &t) in all.iter().enumerate() {
+        let mode = p.argmodes.get(i).copied().unwrap_or('i');
+        if mode == 't' {
+            continue;
+        }
+        let is_input = matches!(mode, 'i' | 'b' | 'v');
+        let mut s = String::from(match mode {
+            'o' => "OUT ",
+            'b' => "INOUT ",
+            'v' => "VARIADIC ",
+            _ => "",
+        });
+        if let Some(n) = p.argnames.get(i).filter(|n| !n.is_empty()) {
+            s.push_str(&super::quote_ident(n));
+            s.push(' ');
+        }
+        s.push_str(&format_type(b, t));
+        if is_input {
+            in_seen += 1;
+            if with_defaults && in_seen > n_in - p.nargdefaults.min(n_in) {
+                if let Some(d) = defaults.get(in_seen - 1 - (n_in - p.nargdefaults.min(n_in))) {
+                    s.push_str(" DEFAULT ");
+                    s.push_str(d);
+                }
+            }
+        }
+        parts.push(s);
+    }
+    parts.join(", ")
+}
+
+fn format_type(b: &crate::catalog::Builtins, t: Oid) -> String {
+    crate::analyzer::types::format_type(b, t, -1)
+}
+
+/// The comma-separated default expressions of a pg_proc row, split at top-level commas.
+fn split_defaults(s: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let (mut depth, mut quoted, mut cur) = (0i32, false, String::new());
+    for ch in s.chars() {
+        match ch {
+            '\'' => quoted = !quoted,
+            '(' if !quoted => depth += 1,
+            ')' if !quoted => depth -= 1,
+            ',' if !quoted && depth == 0 => {
+                out.push(cur.trim().to_string());
+                cur.clear();
+                continue;
+            }
+            _ => {}
+        }
+        cur.push(ch);
+    }
+    if !cur.trim().is_empty() {
+        out.push(cur.trim().to_string());
+    }
+    out
+}
+
+fn pg_get_function_arguments(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
+    match builtins().proc(arg_oid(a, 0)) {
+        Some(p) => text(function_arguments(p, true)),
+        None => Ok(Datum::Null),
+    }
+}
+
+fn pg_get_function_identity_arguments(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
+    match builtins().proc(arg_oid(a, 0)) {
+        Some(p) => text(function_arguments(p, false)),
+        None => Ok(Datum::Null),
+    }
+}
+
+/// pg_get_function_result: the return type, `SETOF type`, or `TABLE(...)`.
+fn pg_get_function_result(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
+    let b = builtins();
+    let Some(p) = b.proc(arg_oid(a, 0)) else { return Ok(Datum::Null) };
+    if p.kind == 'p' {
+        return Ok(Datum::Null);
+    }
+    if p.argmodes.contains(&'t') {
+        let cols: Vec<String> = p
+            .allargtypes
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| p.argmodes.get(*i) == Some(&'t'))
+            .map(|(i, &t)| format!("{} {}", super::quote_ident(p.argnames.get(i).map(String::as_str).unwrap_or("")), format_type(b, t)))
+            .collect();
+        return text(format!("TABLE({})", cols.join(", ")));
+    }
+    let ty = format_type(b, p.rettype);
+    text(if p.retset { format!("SETOF {ty}") } else { ty })
+}
+
+// ---------------------------------------------------------------- stubs for features Tusk lacks
+
+fn null(_: &[Datum], _: &FnCtx) -> PgResult<Datum> {
+    Ok(Datum::Null)
+}
+
+/// pg_relation_is_publishable: permanent user tables.
+fn pg_relation_is_publishable(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    let Some(r) = c.env.catalog().relation(arg_oid(a, 0)) else { return Ok(Datum::Null) };
+    Ok(Datum::Bool(r.kind == RelKind::Table && r.persistence == 'p' && r.oid >= oid::FIRST_NORMAL_OBJECT_ID))
+}
+
+/// pg_partition_ancestors: Tusk has no partitioning, so a table or index
+/// is its own only ancestor.
+fn pg_partition_ancestors(a: &[Datum], c: &FnCtx) -> PgResult<SetIter> {
+    let rel = arg_oid(a, 0);
+    let rows: Vec<PgResult<Datum>> = match c.env.catalog().relation(rel) {
+        Some(r) if matches!(r.kind, RelKind::Table | RelKind::Index) => vec![Ok(Datum::Oid(rel))],
+        _ => Vec::new(),
+    };
+    Ok(Box::new(rows.into_iter()))
+}
+
+pub(super) fn register(r: &mut Registry) {
+    plain(r, &["pg_get_userbyid"], pg_get_userbyid);
+    plain(r, &["PG_encoding_to_char"], pg_encoding_to_char);
+    plain(r, &["pg_table_is_visible"], pg_table_is_visible);
+    plain(r, &["pg_type_is_visible"], pg_type_is_visible);
+    plain(r, &["pg_function_is_visible"], pg_function_is_visible);
+    plain(r, &["pg_get_expr", "pg_get_expr_ext"], pg_get_expr);
+    plain(r, &["pg_get_indexdef", "pg_get_indexdef_ext"], pg_get_indexdef);
+    plain(r, &["pg_get_constraintdef", "pg_get_constraintdef_ext"], pg_get_constraintdef);
+    plain(r, &["pg_get_viewdef", "pg_get_viewdef_ext", "pg_get_viewdef_wrap"], pg_get_viewdef);
+    plain(r, &["pg_get_viewdef_name", "pg_get_viewdef_name_ext"], pg_get_viewdef_name);
+    plain(r, &["pg_get_function_arguments"], pg_get_function_arguments);
+    plain(r, &["pg_get_function_identity_arguments"], pg_get_function_identity_arguments);
+    plain(r, &["pg_get_function_result"], pg_get_function_result);
+    // No triggers, rules, extended statistics or partition keys exist in Tusk.
+    plain(r, &["pg_get_triggerdef", "pg_get_triggerdef_ext", "pg_get_statisticsobjdef_columns", "pg_get_ruledef", "pg_get_ruledef_ext", "pg_get_partkeydef"], null);
+    plain(r, &["pg_relation_is_publishable"], pg_relation_is_publishable);
+    set(r, &["pg_partition_ancestors"], pg_partition_ancestors);
+}
