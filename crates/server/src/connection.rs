@@ -70,6 +70,12 @@ pub struct Connection {
     block: Block,
     /// Several statements of one simple Query run as one implicit block.
     implicit: bool,
+    /// A simple Query's statement holds its CommandComplete until its
+    /// autocommit is done: a deferred constraint failing at the commit
+    /// fails the statement, as in PostgreSQL (finish_xact_command runs
+    /// before EndCommand).
+    hold_complete: bool,
+    held_complete: Option<String>,
     savepoints: Vec<Savepoint>,
     prepared: HashMap<String, Arc<Prepared>>,
     portals: HashMap<String, Portal>,
@@ -221,6 +227,8 @@ pub fn serve(shared: Arc<Shared>, stream: TcpStream) {
         reader: BufReader::with_capacity(64 * 1024, reader_stream),
         block: Block::Idle,
         implicit: false,
+        hold_complete: false,
+        held_complete: None,
         savepoints: Vec::new(),
         prepared: HashMap::new(),
         portals: HashMap::new(),
@@ -439,6 +447,25 @@ impl Connection {
         }
     }
 
+    /// Runs a simple Query's statement with its CommandComplete held.
+    fn run_held(&mut self, f: impl FnOnce(&mut Self) -> PgResult<()>) -> PgResult<()> {
+        self.hold_complete = true;
+        self.held_complete = None;
+        let r = f(self);
+        self.hold_complete = false;
+        if r.is_err() {
+            self.held_complete = None;
+        }
+        r
+    }
+
+    fn send_held_complete(&mut self) -> std::io::Result<()> {
+        match self.held_complete.take() {
+            Some(tag) => self.out.command_complete(&tag),
+            None => Ok(()),
+        }
+    }
+
     fn send_notices(&mut self) -> std::io::Result<()> {
         let notices: Vec<PgError> = std::mem::take(&mut *self.sql.notices.borrow_mut());
         for n in notices {
@@ -491,15 +518,17 @@ impl Connection {
     fn simple_query(&mut self, sql: &str) -> std::io::Result<()> {
         if let Some((stmt, plan, params, types)) = self.cached_simple_plan(sql) {
             self.implicit = false;
-            match self.run_statement(&stmt, sql, &params, &types, &[], Some(plan)) {
+            match self.run_held(|c| c.run_statement(&stmt, sql, &params, &types, &[], Some(plan))) {
                 Ok(()) => {
                     if self.block == Block::Idle && self.sql.in_transaction() {
                         if let Err(e) = self.sql.commit() {
+                            self.held_complete = None;
                             self.fail_statement();
                             return self.send_error(e);
                         }
                     }
-                    return self.send_notices();
+                    self.send_notices()?;
+                    return self.send_held_complete();
                 }
                 Err(e) => {
                     self.fail_statement();
@@ -521,19 +550,21 @@ impl Connection {
         self.implicit = stmts.len() > 1;
         let n = stmts.len();
         for (i, stmt) in stmts.iter().enumerate() {
-            let r = self.run_statement(stmt, sql, &[], &[], &[], None);
+            let r = self.run_held(|c| c.run_statement(stmt, sql, &[], &[], &[], None));
             match r {
                 Ok(()) => {
                     // Autocommit after each statement outside blocks (or at the
                     // end of an implicit multi-statement block).
                     if self.block == Block::Idle && self.sql.in_transaction() && (!self.implicit || i == n - 1) {
                         if let Err(e) = self.sql.commit() {
+                            self.held_complete = None;
                             self.fail_statement();
                             self.send_error(e)?;
                             break;
                         }
                     }
                     self.send_notices()?;
+                    self.send_held_complete()?;
                 }
                 Err(e) => {
                     let e = self.with_char_position(e, sql);
@@ -788,6 +819,10 @@ impl Connection {
     }
 
     fn complete(&mut self, tag: &str) -> PgResult<()> {
+        if self.hold_complete {
+            self.held_complete = Some(tag.to_string());
+            return Ok(());
+        }
         self.out.command_complete(tag).map_err(io_err)
     }
 

@@ -7,7 +7,7 @@
 //! commit and roll back transactions and to plan and run statements.
 
 use std::cell::{Cell, Ref, RefCell};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use rand::{Rng, SeedableRng};
@@ -18,7 +18,7 @@ use crate::analyzer::{Analyzer, AnalyzerEnv};
 use crate::catalog::{store, DbCatalog, RelKind};
 use crate::cluster::Cluster;
 use crate::executor::{self, ExecCx, Node, Row, StmtState};
-use crate::functions::Env;
+use crate::functions::{DeferredFkCheck, Env};
 use crate::parser::ParsedStatement;
 use crate::plan::{OutputColumn, PlannedQuery};
 use crate::planner::Planner;
@@ -75,6 +75,27 @@ pub struct SqlSession {
     /// with the savepoint depth it was created at: no other transaction can
     /// see it before this one commits, and it goes if this one rolls back.
     fresh_storage: RefCell<HashMap<u32, usize>>,
+    /// SET CONSTRAINTS in this transaction.
+    constraint_modes: RefCell<ConstraintModes>,
+    /// Foreign key checks deferred to the end of the transaction, in the
+    /// order they arose, and the referencing rows among them (a row written
+    /// several times is checked once, as it is at the end).
+    deferred_checks: RefCell<Vec<DeferredFkCheck>>,
+    deferred_rows: RefCell<HashSet<(Oid, Vec<u8>)>>,
+}
+
+/// What SET CONSTRAINTS chose in a transaction: for all deferrable
+/// constraints, and for named ones after that (true = deferred).
+#[derive(Clone, Debug, Default)]
+struct ConstraintModes {
+    all: Option<bool>,
+    named: HashMap<Oid, bool>,
+}
+
+impl ConstraintModes {
+    fn mode(&self, constraint: Oid) -> Option<bool> {
+        self.named.get(&constraint).copied().or(self.all)
+    }
 }
 
 /// The error `start_query` returns when the plan must be made again
@@ -100,6 +121,8 @@ struct SavepointMark {
     /// RocksDB releases locks taken after a savepoint when rolling back to it.
     locked_relations: std::collections::HashSet<Oid>,
     fresh_storage: HashMap<u32, usize>,
+    constraint_modes: ConstraintModes,
+    deferred_checks: usize,
 }
 
 /// What a temporary table's ON COMMIT clause asks for at commit.
@@ -149,6 +172,9 @@ impl SqlSession {
             savepoint_marks: RefCell::new(Vec::new()),
             locked_relations: RefCell::new(std::collections::HashSet::new()),
             fresh_storage: RefCell::new(HashMap::new()),
+            constraint_modes: RefCell::new(ConstraintModes::default()),
+            deferred_checks: RefCell::new(Vec::new()),
+            deferred_rows: RefCell::new(HashSet::new()),
             settings_at_begin: RefCell::new(None),
             local_settings: RefCell::new(Vec::new()),
             cluster_changed: false,
@@ -239,6 +265,13 @@ impl SqlSession {
         if self.txn.is_none() {
             return Ok(());
         }
+        // Deferred constraints are checked first (AfterTriggerFireDeferred
+        // precedes the ON COMMIT actions); a violation rolls back.
+        if let Err(e) = self.run_deferred_checks(&|_| true) {
+            self.rollback();
+            return Err(e);
+        }
+        self.clear_deferred_checks();
         self.run_on_commit_actions()?;
         let Some(txn) = self.txn.take() else { return Ok(()) };
         let ddl = self.txn_catalog.take().is_some();
@@ -378,6 +411,7 @@ impl SqlSession {
         self.savepoint_marks.borrow_mut().clear();
         self.locked_relations.borrow_mut().clear();
         self.drop_fresh_storage();
+        self.clear_deferred_checks();
         self.undo_sequence_restarts(0);
         self.cluster_changed = false;
         self.end_settings_transaction(false);
@@ -406,6 +440,8 @@ impl SqlSession {
             on_commit: self.on_commit.borrow().clone(),
             locked_relations: self.locked_relations.borrow().clone(),
             fresh_storage: self.fresh_storage.borrow().clone(),
+            constraint_modes: self.constraint_modes.borrow().clone(),
+            deferred_checks: self.deferred_checks.borrow().len(),
         });
         Ok(())
     }
@@ -437,6 +473,14 @@ impl SqlSession {
             let gone: Vec<u32> = self.fresh_storage.borrow().keys().filter(|id| !m.fresh_storage.contains_key(id)).copied().collect();
             self.cluster.drop_storage(&gone);
             *self.fresh_storage.borrow_mut() = m.fresh_storage;
+            *self.constraint_modes.borrow_mut() = m.constraint_modes;
+            let undone: Vec<DeferredFkCheck> = self.deferred_checks.borrow_mut().drain(m.deferred_checks..).collect();
+            let mut rows = self.deferred_rows.borrow_mut();
+            for c in undone {
+                if let DeferredFkCheck::Reference { constraint, row_key, .. } = c {
+                    rows.remove(&(constraint, row_key));
+                }
+            }
         }
         if self.txn_catalog.is_some() {
             self.reload_txn_catalog()?;
@@ -495,6 +539,76 @@ impl SqlSession {
     /// Whether this transaction created `storage_id` (COPY FREEZE's test).
     pub fn is_fresh_storage(&self, storage_id: u32) -> bool {
         self.fresh_storage.borrow().contains_key(&storage_id)
+    }
+
+    // ------------------------------------------------------ deferred checks
+
+    /// Whether a deferrable constraint is deferred now.
+    pub fn constraint_deferred(&self, constraint: Oid, initially_deferred: bool) -> bool {
+        self.constraint_modes.borrow().mode(constraint).unwrap_or(initially_deferred)
+    }
+
+    pub fn defer_foreign_key_check(&self, check: DeferredFkCheck) {
+        if let DeferredFkCheck::Reference { constraint, row_key, .. } = &check {
+            if !self.deferred_rows.borrow_mut().insert((*constraint, row_key.clone())) {
+                return;
+            }
+        }
+        self.deferred_checks.borrow_mut().push(check);
+    }
+
+    /// SET CONSTRAINTS: `constraints` (None = ALL) become deferred or
+    /// immediate for the rest of the transaction. Checks that were waiting
+    /// for constraints made immediate run now.
+    pub fn set_constraints(&mut self, constraints: Option<&[Oid]>, deferred: bool) -> PgResult<()> {
+        {
+            let mut modes = self.constraint_modes.borrow_mut();
+            match constraints {
+                None => {
+                    modes.all = Some(deferred);
+                    modes.named.clear();
+                }
+                Some(oids) => {
+                    for &o in oids {
+                        modes.named.insert(o, deferred);
+                    }
+                }
+            }
+        }
+        if deferred || self.txn.is_none() {
+            return Ok(());
+        }
+        let modes = self.constraint_modes.borrow().clone();
+        self.run_deferred_checks(&|c| modes.mode(c) == Some(false))
+    }
+
+    /// Runs the queued checks of the constraints `due` selects, and drops
+    /// them from the queue when all pass.
+    fn run_deferred_checks(&self, due: &dyn Fn(Oid) -> bool) -> PgResult<()> {
+        if self.deferred_checks.borrow().is_empty() {
+            return Ok(());
+        }
+        let catalog = self.catalog()?;
+        let checks: Vec<DeferredFkCheck> = self.deferred_checks.borrow().iter().filter(|c| due(c.constraint())).cloned().collect();
+        self.with_exec(&catalog, |cx| checks.iter().try_for_each(|c| executor::check_deferred_foreign_key(c, cx)))?;
+        let mut rows = self.deferred_rows.borrow_mut();
+        self.deferred_checks.borrow_mut().retain(|c| {
+            if !due(c.constraint()) {
+                return true;
+            }
+            if let DeferredFkCheck::Reference { constraint, row_key, .. } = c {
+                rows.remove(&(*constraint, row_key.clone()));
+            }
+            false
+        });
+        Ok(())
+    }
+
+    /// A transaction's end forgets its deferred checks and SET CONSTRAINTS.
+    fn clear_deferred_checks(&self) {
+        self.deferred_checks.borrow_mut().clear();
+        self.deferred_rows.borrow_mut().clear();
+        *self.constraint_modes.borrow_mut() = ConstraintModes::default();
     }
 
     /// See `Env::bulk_storage`.
@@ -723,6 +837,12 @@ pub struct SessionEnv<'a> {
 impl<'a> Env for SessionEnv<'a> {
     fn bulk_storage(&self, storage_id: u32) -> bool {
         self.s.is_bulk_storage(storage_id)
+    }
+    fn constraint_deferred(&self, constraint: Oid, initially_deferred: bool) -> bool {
+        self.s.constraint_deferred(constraint, initially_deferred)
+    }
+    fn defer_foreign_key_check(&self, check: DeferredFkCheck) {
+        self.s.defer_foreign_key_check(check)
     }
 
     fn settings(&self) -> Ref<'_, Settings> {

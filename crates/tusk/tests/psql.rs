@@ -28,14 +28,13 @@ use libtest_mimic::{Arguments, Failed, Trial};
 
 use common::TestServer;
 
-const PSQL_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/psql");
 
 fn scripts() -> Vec<PathBuf> {
     let only: Vec<String> = std::env::var("TUSK_PSQL_FILES")
         .ok()
         .map(|v| v.split(',').filter(|s| !s.is_empty()).map(|s| s.trim_end_matches(".sql").to_string()).collect())
         .unwrap_or_default();
-    let mut files: Vec<PathBuf> = std::fs::read_dir(PSQL_DIR)
+    let mut files: Vec<PathBuf> = std::fs::read_dir(common::repo_dir("tests/psql"))
         .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect())
         .unwrap_or_default();
     files.retain(|p| p.extension().is_some_and(|e| e == "sql"));
@@ -104,7 +103,7 @@ fn run_script(host: &str, port: u16, script: &Path) -> Result<String, String> {
         .env("PATH", std::env::var("PATH").unwrap_or_default())
         .env("LANG", "C.UTF-8")
         .env("PGCLIENTENCODING", "UTF8")
-        .current_dir(PSQL_DIR)
+        .current_dir(common::repo_dir("tests/psql"))
         .args(["-X", "-a", "-q", "-v", "ON_ERROR_STOP=0", "-h", host, "-p", &port.to_string(), "-U", "postgres", "-d", &db])
         .args(["-f", &format!("{stem}.sql")])
         .stdin(Stdio::null())

@@ -124,7 +124,6 @@ use tokio_postgres::{Client, Config, NoTls, SimpleQueryMessage};
 use common::TestServer;
 
 /// Where the test files live: `<workspace>/tests/slt`.
-const SLT_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/slt");
 
 /// The database every server has, used to create and drop the per-file ones.
 const ADMIN_DATABASE: &str = "postgres";
@@ -754,7 +753,7 @@ fn run_file(target: &Target, path: &Path) -> Result<(), Failed> {
 const KNOWN_GAPS: &str = "tests/slt/known_gaps.txt";
 
 fn known_gaps(file_name: &str) -> Vec<usize> {
-    let path = Path::new(SLT_DIR).join("known_gaps.txt");
+    let path = common::repo_dir("tests/slt").join("known_gaps.txt");
     let text = std::fs::read_to_string(path).unwrap_or_default();
     text.lines()
         .filter(|l| !l.trim_start().starts_with('#'))
@@ -767,7 +766,8 @@ fn known_gaps(file_name: &str) -> Vec<usize> {
 }
 
 fn slt_files() -> Result<Vec<PathBuf>, String> {
-    let dir = Path::new(SLT_DIR);
+    let dir_buf = common::repo_dir("tests/slt");
+    let dir = dir_buf.as_path();
     let entries = std::fs::read_dir(dir).map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
     let mut files: Vec<PathBuf> = entries
         .filter_map(|entry| entry.ok().map(|e| e.path()))

@@ -174,6 +174,10 @@ pub(crate) fn execute_ddl_node(s: &mut SqlSession, node: &NodeEnum, sql: &str) -
             UtilityResult::tag("CHECKPOINT")
         }
         NodeEnum::DiscardStmt(_) => UtilityResult::tag("DISCARD ALL"),
+        NodeEnum::ConstraintsSetStmt(c) => {
+            set_constraints(s, c)?;
+            UtilityResult::tag("SET CONSTRAINTS")
+        }
         NodeEnum::LockStmt(l) => {
             if !s.in_block.get() {
                 return Err(PgError::new(sqlstate::NO_ACTIVE_SQL_TRANSACTION, "LOCK TABLE can only be used in transaction blocks"));
@@ -213,8 +217,69 @@ pub(crate) fn execute_ddl_node(s: &mut SqlSession, node: &NodeEnum, sql: &str) -
 fn is_write_utility(node: &NodeEnum) -> bool {
     !matches!(
         node,
-        NodeEnum::VariableSetStmt(_) | NodeEnum::VariableShowStmt(_) | NodeEnum::ExplainStmt(_) | NodeEnum::DiscardStmt(_) | NodeEnum::LockStmt(_)
+        NodeEnum::VariableSetStmt(_)
+            | NodeEnum::VariableShowStmt(_)
+            | NodeEnum::ExplainStmt(_)
+            | NodeEnum::DiscardStmt(_)
+            | NodeEnum::LockStmt(_)
+            | NodeEnum::ConstraintsSetStmt(_)
     )
+}
+
+/// SET CONSTRAINTS { ALL | name [, ...] } { DEFERRED | IMMEDIATE }.
+///
+/// A name is looked up like PostgreSQL's AfterTriggerSetState does: in its
+/// schema, or in the first schema of the search path that has constraints
+/// of that name; all of them are meant. Only deferrable constraints can be
+/// deferred; making others immediate is allowed and changes nothing.
+fn set_constraints(s: &mut SqlSession, c: &pb::ConstraintsSetStmt) -> PgResult<()> {
+    if !s.in_block.get() {
+        s.notices
+            .borrow_mut()
+            .push(PgError::warning("SET CONSTRAINTS can only be used in transaction blocks").with_code(sqlstate::NO_ACTIVE_SQL_TRANSACTION));
+    }
+    if c.constraints.is_empty() {
+        return if s.in_block.get() { s.set_constraints(None, c.deferred) } else { Ok(()) };
+    }
+    let catalog = s.catalog()?;
+    let mut oids = Vec::new();
+    for n in &c.constraints {
+        let Some(NodeEnum::RangeVar(rv)) = &n.node else { continue };
+        let namespaces = if rv.schemaname.is_empty() {
+            let settings = s.settings.borrow();
+            s.analyzer(&catalog, &settings, &[], "").search_path()
+        } else {
+            let ns = catalog
+                .namespace_by_name
+                .get(&rv.schemaname)
+                .copied()
+                .ok_or_else(|| PgError::new(sqlstate::INVALID_SCHEMA_NAME, format!("schema \"{}\" does not exist", rv.schemaname)))?;
+            vec![ns]
+        };
+        let mut found = Vec::new();
+        for ns in namespaces {
+            for rel in catalog.relations.values().filter(|r| r.namespace == ns) {
+                found.extend(rel.constraints.iter().filter(|k| k.name == rv.relname));
+            }
+            if !found.is_empty() {
+                break;
+            }
+        }
+        if found.is_empty() {
+            return Err(PgError::new(sqlstate::UNDEFINED_OBJECT, format!("constraint \"{}\" does not exist", rv.relname)));
+        }
+        for k in found {
+            if k.deferrable {
+                oids.push(k.oid);
+            } else if c.deferred {
+                return Err(PgError::new(sqlstate::WRONG_OBJECT_TYPE, format!("constraint \"{}\" is not deferrable", rv.relname)));
+            }
+        }
+    }
+    if s.in_block.get() {
+        s.set_constraints(Some(&oids), c.deferred)?;
+    }
+    Ok(())
 }
 
 fn check_relations_exist(s: &SqlSession, rels: &[Node], sql: &str) -> PgResult<()> {

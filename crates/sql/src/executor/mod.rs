@@ -27,7 +27,7 @@ use crate::plan::Plan;
 
 pub use eval::{eval, eval_pred};
 pub use nodes::compile_for as nodes_compile;
-pub use modify::{ModifyCounts, RowInserter};
+pub use modify::{check_deferred_foreign_key, ModifyCounts, RowInserter};
 
 pub type Row = Vec<Datum>;
 

@@ -23,6 +23,7 @@ use super::{ExecCx, Node, Row};
 use crate::catalog::{ConstraintKind, FkAction, Relation};
 use crate::expr::Expr;
 use crate::plan::{ModifyKind, OnConflictPlan};
+use crate::functions::DeferredFkCheck;
 
 /// Rows written, for the command tag.
 #[derive(Clone, Copy, Debug, Default)]
@@ -31,6 +32,10 @@ pub struct ModifyCounts {
 }
 
 struct FkOut {
+    /// The constraint's OID (for SET CONSTRAINTS and deferred checks).
+    oid: u32,
+    deferrable: bool,
+    initially_deferred: bool,
     name: String,
     cols: Vec<usize>,
     parent: u32,
@@ -39,6 +44,9 @@ struct FkOut {
 }
 
 struct FkIn {
+    oid: u32,
+    deferrable: bool,
+    initially_deferred: bool,
     name: String,
     child: u32,
     child_cols: Vec<usize>,
@@ -80,6 +88,9 @@ fn rel_info(rel: Arc<Relation>, cx: &ExecCx) -> PgResult<RelInfo> {
                 let fk = c.foreign.as_ref().ok_or_else(|| PgError::internal("foreign key without reference"))?;
                 let parent = cx.catalog.relation(fk.ref_table).ok_or_else(|| PgError::internal("referenced table missing"))?;
                 fks_out.push(FkOut {
+                    oid: c.oid,
+                    deferrable: c.deferrable,
+                    initially_deferred: c.deferred,
                     name: c.name.clone(),
                     cols: c.columns.iter().map(|&a| live_index(&rel, a)).collect::<PgResult<_>>()?,
                     parent: fk.ref_table,
@@ -94,6 +105,9 @@ fn rel_info(rel: Arc<Relation>, cx: &ExecCx) -> PgResult<RelInfo> {
     for (child, c) in cx.catalog.referencing_fks(rel.oid) {
         let fk = c.foreign.as_ref().expect("referencing_fks returns foreign keys");
         fks_in.push(FkIn {
+            oid: c.oid,
+            deferrable: c.deferrable,
+            initially_deferred: c.deferred,
             name: c.name.clone(),
             child: child.oid,
             child_cols: c.columns.iter().map(|&a| live_index(&child, a)).collect::<PgResult<_>>()?,
@@ -138,7 +152,16 @@ fn values_text(rel: &Relation, cols: &[usize], row: &[Datum], cx: &ExecCx) -> (S
 
 /// The error for removing or changing a key that rows still reference.
 fn still_referenced(info: &RelInfo, child: &RelInfo, fk: &FkIn, old: &[Datum], cx: &ExecCx) -> PgError {
-    let (names, vals) = values_text(&info.table.rel, &fk.parent_cols, old, cx);
+    let key: Vec<Datum> = fk.parent_cols.iter().map(|&c| old[c].clone()).collect();
+    key_still_referenced(info, child, fk, &key, cx)
+}
+
+fn key_still_referenced(info: &RelInfo, child: &RelInfo, fk: &FkIn, key: &[Datum], cx: &ExecCx) -> PgError {
+    let mut row = vec![Datum::Null; info.table.width()];
+    for (&c, v) in fk.parent_cols.iter().zip(key) {
+        row[c] = v.clone();
+    }
+    let (names, vals) = values_text(&info.table.rel, &fk.parent_cols, &row, cx);
     PgError::new(
         sqlstate::FOREIGN_KEY_VIOLATION,
         format!(
@@ -147,7 +170,60 @@ fn still_referenced(info: &RelInfo, child: &RelInfo, fk: &FkIn, old: &[Datum], c
         ),
     )
     .with_detail(format!("Key ({names})=({vals}) is still referenced from table \"{}\".", child.table.rel.name))
+    .with_table(cx.catalog.namespace_name(child.table.rel.namespace), &child.table.rel.name)
     .with_constraint(&fk.name)
+}
+
+impl FkOut {
+    /// An update that leaves a non-null reference as it was needs no check.
+    fn unchanged(&self, old: &[Datum], new: &[Datum]) -> bool {
+        self.cols.iter().all(|&c| old[c].group_eq(&new[c]) && !new[c].is_null())
+    }
+}
+
+/// Runs a deferred foreign key check at the end of its transaction (or at
+/// SET CONSTRAINTS ... IMMEDIATE), against the rows as they are then.
+///
+/// A referencing row is checked as it is now if it still exists: a row
+/// deleted since needs nothing, and one updated since was queued again by
+/// that update (PostgreSQL's deferred RI trigger likewise skips a tuple
+/// that is no longer live). A removed referenced key is fine if a row has
+/// that key again (ri_Check_Pk_Match) or nothing references it.
+pub fn check_deferred_foreign_key(check: &DeferredFkCheck, cx: &ExecCx) -> PgResult<()> {
+    let mut writer = Writer { infos: HashMap::new(), fk_checks: Vec::new(), bulk: None };
+    match check {
+        DeferredFkCheck::Reference { constraint, table, row_key } => {
+            // The table or the constraint may have been dropped since.
+            if cx.catalog.relation(*table).is_none() {
+                return Ok(());
+            }
+            let info = writer.info(*table, cx)?;
+            let Some(fk) = info.fks_out.iter().find(|fk| fk.oid == *constraint) else {
+                return Ok(());
+            };
+            let Some(row) = info.table.fetch_latest(cx.txn, row_key)? else {
+                return Ok(());
+            };
+            writer.check_fk_out(&info, fk, &row, None, cx)
+        }
+        DeferredFkCheck::Referenced { constraint, table, key } => {
+            if cx.catalog.relation(*table).is_none() {
+                return Ok(());
+            }
+            let info = writer.info(*table, cx)?;
+            let Some(fk) = info.fks_in.iter().find(|fk| fk.oid == *constraint) else {
+                return Ok(());
+            };
+            if info.table.lookup_key(&fk.parent_cols, key, cx, false)?.is_some() {
+                return Ok(());
+            }
+            let child = writer.info(fk.child, cx)?;
+            if child.table.find_rows(&fk.child_cols, key, cx)?.is_empty() {
+                return Ok(());
+            }
+            Err(key_still_referenced(&info, &child, fk, key, cx))
+        }
+    }
 }
 
 /// Writes rows of any relation, following foreign key actions into others.
@@ -202,9 +278,24 @@ impl Writer {
         Ok(())
     }
 
-    /// Queues the check of a written row's outgoing foreign keys.
-    fn defer_fk_check(&mut self, info: &Rc<RelInfo>, row: &[Datum], old: Option<&[Datum]>) {
-        if !info.fks_out.is_empty() {
+    /// Queues the check of a written row's outgoing foreign keys: to the
+    /// end of the statement, or to the commit for deferred constraints.
+    fn defer_fk_check(&mut self, info: &Rc<RelInfo>, row: &[Datum], old: Option<&[Datum]>, key: &[u8], cx: &ExecCx) {
+        if info.fks_out.is_empty() {
+            return;
+        }
+        let mut immediate = false;
+        for fk in &info.fks_out {
+            if fk.deferrable && cx.env.constraint_deferred(fk.oid, fk.initially_deferred) {
+                if old.is_some_and(|old| fk.unchanged(old, row)) {
+                    continue;
+                }
+                cx.env.defer_foreign_key_check(DeferredFkCheck::Reference { constraint: fk.oid, table: info.table.rel.oid, row_key: key.to_vec() });
+            } else {
+                immediate = true;
+            }
+        }
+        if immediate {
             self.fk_checks.push((info.clone(), row.to_vec(), old.map(<[Datum]>::to_vec)));
         }
     }
@@ -228,39 +319,50 @@ impl Writer {
         Ok(())
     }
 
-    /// Outgoing foreign keys: the referenced rows must exist (and are locked against deletion).
+    /// Outgoing foreign keys: the referenced rows must exist (and are locked
+    /// against deletion). Deferred constraints are left to the commit.
     fn check_fks_out(&mut self, info: &RelInfo, row: &[Datum], old: Option<&[Datum]>, cx: &ExecCx) -> PgResult<()> {
         for fk in &info.fks_out {
-            if let Some(old) = old {
-                if fk.cols.iter().all(|&c| old[c].group_eq(&row[c]) && !row[c].is_null()) {
-                    continue;
-                }
-            }
-            let nulls = fk.cols.iter().filter(|&&c| row[c].is_null()).count();
-            if nulls == fk.cols.len() {
+            if fk.deferrable && cx.env.constraint_deferred(fk.oid, fk.initially_deferred) {
                 continue;
             }
-            if nulls > 0 {
-                if fk.match_full {
-                    return Err(PgError::new(
-                        sqlstate::FOREIGN_KEY_VIOLATION,
-                        format!("insert or update on table \"{}\" violates foreign key constraint \"{}\"", info.table.rel.name, fk.name),
-                    )
-                    .with_detail("MATCH FULL does not allow mixing of null and nonnull key values."));
-                }
-                continue;
-            }
-            let parent = self.info(fk.parent, cx)?;
-            let values: Vec<Datum> = fk.cols.iter().map(|&c| row[c].clone()).collect();
-            if parent.table.lookup_key(&fk.parent_cols, &values, cx, true)?.is_none() {
-                let (names, vals) = values_text(&info.table.rel, &fk.cols, row, cx);
+            self.check_fk_out(info, fk, row, old, cx)?;
+        }
+        Ok(())
+    }
+
+    /// One outgoing foreign key of a row.
+    fn check_fk_out(&mut self, info: &RelInfo, fk: &FkOut, row: &[Datum], old: Option<&[Datum]>, cx: &ExecCx) -> PgResult<()> {
+        if old.is_some_and(|old| fk.unchanged(old, row)) {
+            return Ok(());
+        }
+        let nulls = fk.cols.iter().filter(|&&c| row[c].is_null()).count();
+        if nulls == fk.cols.len() {
+            return Ok(());
+        }
+        if nulls > 0 {
+            if fk.match_full {
                 return Err(PgError::new(
                     sqlstate::FOREIGN_KEY_VIOLATION,
                     format!("insert or update on table \"{}\" violates foreign key constraint \"{}\"", info.table.rel.name, fk.name),
                 )
-                .with_detail(format!("Key ({names})=({vals}) is not present in table \"{}\".", parent.table.rel.name))
+                .with_detail("MATCH FULL does not allow mixing of null and nonnull key values.")
+                .with_table(cx.catalog.namespace_name(info.table.rel.namespace), &info.table.rel.name)
                 .with_constraint(&fk.name));
             }
+            return Ok(());
+        }
+        let parent = self.info(fk.parent, cx)?;
+        let values: Vec<Datum> = fk.cols.iter().map(|&c| row[c].clone()).collect();
+        if parent.table.lookup_key(&fk.parent_cols, &values, cx, true)?.is_none() {
+            let (names, vals) = values_text(&info.table.rel, &fk.cols, row, cx);
+            return Err(PgError::new(
+                sqlstate::FOREIGN_KEY_VIOLATION,
+                format!("insert or update on table \"{}\" violates foreign key constraint \"{}\"", info.table.rel.name, fk.name),
+            )
+            .with_detail(format!("Key ({names})=({vals}) is not present in table \"{}\".", parent.table.rel.name))
+            .with_table(cx.catalog.namespace_name(info.table.rel.namespace), &info.table.rel.name)
+            .with_constraint(&fk.name));
         }
         Ok(())
     }
@@ -286,6 +388,10 @@ impl Writer {
                 continue;
             }
             let action = if new.is_some() { fk.on_update } else { fk.on_delete };
+            if action == FkAction::NoAction && fk.deferrable && cx.env.constraint_deferred(fk.oid, fk.initially_deferred) {
+                cx.env.defer_foreign_key_check(DeferredFkCheck::Referenced { constraint: fk.oid, table: info.table.rel.oid, key: values });
+                continue;
+            }
             match action {
                 FkAction::NoAction | FkAction::Restrict => return Err(still_referenced(info, &child, fk, old, cx)),
                 FkAction::Cascade => {
@@ -343,14 +449,14 @@ impl Writer {
         if info.bulk {
             let bulk = self.bulk.get_or_insert_with(|| cx.txn.engine().bulk_writer());
             info.table.insert_bulk(row, &key, bulk, cx)?;
-            self.defer_fk_check(info, row, None);
+            self.defer_fk_check(info, row, None, &key, cx);
             return Ok(key);
         }
         if let Some((i, vals, _)) = info.table.find_conflict(row, &key, cx, None)? {
             return Err(info.table.unique_violation(i, &vals, cx));
         }
         info.table.insert(row, &key, cx)?;
-        self.defer_fk_check(info, row, None);
+        self.defer_fk_check(info, row, None, &key, cx);
         Ok(key)
     }
 
@@ -371,7 +477,7 @@ impl Writer {
             info.table.update_in_place(old, &new, key, cx)?;
             key.to_vec()
         };
-        self.defer_fk_check(info, &new, Some(old));
+        self.defer_fk_check(info, &new, Some(old), &new_key, cx);
         // Referencing rows follow (or block) the key change after the row is written.
         self.fks_in(info, old, Some(&new), cx, depth)?;
         Ok(new_key)
@@ -598,7 +704,7 @@ impl ModifyNode {
         match info.table.find_conflict(&row, &key, cx, None)? {
             None => {
                 info.table.insert(&row, &key, cx)?;
-                self.writer.defer_fk_check(info, &row, None);
+                self.writer.defer_fk_check(info, &row, None, &key, cx);
                 self.conflict_updated.insert(key);
                 self.emit(&row, out, cx)
             }

@@ -88,6 +88,33 @@ pub trait Env {
     fn bulk_storage(&self, _storage_id: u32) -> bool {
         false
     }
+    /// Whether a deferrable constraint is deferred in this transaction
+    /// (SET CONSTRAINTS, else how it was declared).
+    fn constraint_deferred(&self, _constraint: Oid, initially_deferred: bool) -> bool {
+        initially_deferred
+    }
+    /// Queues the check of a deferred foreign key for the end of the
+    /// transaction (or SET CONSTRAINTS ... IMMEDIATE).
+    fn defer_foreign_key_check(&self, _check: DeferredFkCheck) {}
+}
+
+/// A foreign key check a DEFERRED constraint leaves to the end of the
+/// transaction, as PostgreSQL queues its RI triggers' events.
+#[derive(Clone, Debug)]
+pub enum DeferredFkCheck {
+    /// A referencing row was written: it must then reference an existing row.
+    Reference { constraint: Oid, table: Oid, row_key: Vec<u8> },
+    /// A referenced key went away (NO ACTION): no row may reference it then,
+    /// unless a row with that key exists again.
+    Referenced { constraint: Oid, table: Oid, key: Vec<Datum> },
+}
+
+impl DeferredFkCheck {
+    pub fn constraint(&self) -> Oid {
+        match self {
+            DeferredFkCheck::Reference { constraint, .. } | DeferredFkCheck::Referenced { constraint, .. } => *constraint,
+        }
+    }
 }
 
 /// The call context: argument and result types, and the environment.

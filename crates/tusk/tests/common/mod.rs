@@ -383,3 +383,15 @@ fn read_tail(path: &Path, max_bytes: u64) -> String {
         text
     }
 }
+
+/// A directory of the repository, found at run time. The build directory is
+/// shared between clones (CI builds a fresh clone into the same
+/// CARGO_TARGET_DIR), and cargo may reuse a test binary compiled in another
+/// clone, so a compile-time `env!("CARGO_MANIFEST_DIR")` could point at a
+/// clone that is gone or stale; `cargo test` sets the variable at run time
+/// to the clone actually under test.
+#[allow(dead_code)]
+pub fn repo_dir(relative: &str) -> std::path::PathBuf {
+    let manifest = std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").to_string());
+    std::path::Path::new(&manifest).join("../..").join(relative)
+}
