@@ -38,7 +38,7 @@ q "select c.relname, n.nspname, c.oid, c.relkind, a.attnum, a.attname,
    where (n.nspname = 'pg_catalog' and c.relname in ('pg_namespace','pg_class','pg_attribute','pg_type','pg_database',
             'pg_roles','pg_user','pg_authid','pg_settings','pg_tables','pg_views','pg_indexes','pg_sequences','pg_index',
             'pg_constraint','pg_attrdef','pg_description','pg_shdescription','pg_am','pg_proc','pg_sequence','pg_inherits',
-            'pg_collation','pg_extension','pg_stat_activity','pg_operator','pg_cast','pg_aggregate','pg_depend','pg_trigger',
+            'pg_collation','pg_extension','pg_stat_activity','pg_stat_database','pg_operator','pg_cast','pg_aggregate','pg_depend','pg_trigger',
             'pg_tablespace','pg_matviews','pg_rewrite','pg_enum','pg_range','pg_language','pg_locks','pg_prepared_statements',
             'pg_stat_user_tables','pg_statistic_ext','pg_policy','pg_publication','pg_foreign_table','pg_partitioned_table',
             'pg_auth_members','pg_publication_namespace','pg_publication_rel'))

@@ -276,3 +276,80 @@ async fn a_write_waiting_on_ddl_lands_in_the_new_table() {
     let ids: Vec<i32> = a.query("SELECT id FROM t ORDER BY id", &[]).await.unwrap().iter().map(|r| r.get(0)).collect();
     assert_eq!(ids, vec![3]);
 }
+
+#[tokio::test]
+async fn create_index_waiting_for_a_writer_indexes_its_rows() {
+    // The CREATE INDEX starts (and takes its statement snapshot) while a
+    // transaction that wrote to the table is open, waits for it, and must
+    // then index the rows it committed.
+    let server = TestServer::start();
+    let a = server.connect("postgres").await;
+    let b = server.connect("postgres").await;
+    a.batch_execute("CREATE TABLE w (id int PRIMARY KEY, x int); INSERT INTO w VALUES (1, 10)").await.unwrap();
+    a.batch_execute("BEGIN; INSERT INTO w VALUES (2, 20), (3, 30)").await.unwrap();
+    let indexer = tokio::spawn(async move {
+        b.batch_execute("CREATE INDEX w_x ON w (x)").await.unwrap();
+        b
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!indexer.is_finished(), "CREATE INDEX must wait for the writing transaction");
+    a.batch_execute("COMMIT").await.unwrap();
+    let _b = indexer.await.unwrap();
+    // x = $1 reads through w_x (the planner takes an index for an equality
+    // on its column); the full scan counts every row.
+    for x in [10, 20, 30] {
+        let n: i64 = a.query_one("SELECT count(*) FROM w WHERE x = $1", &[&x]).await.unwrap().get(0);
+        assert_eq!(n, 1, "row with x = {x} through the index");
+    }
+    let n: i64 = a.query_one("SELECT count(*) FROM w WHERE x >= 0", &[]).await.unwrap().get(0);
+    assert_eq!(n, 3);
+}
+
+#[tokio::test]
+async fn create_index_in_repeatable_read_indexes_rows_committed_after_its_snapshot() {
+    // As PostgreSQL's: an index build reads every committed row, whatever
+    // the snapshot of the transaction that builds it.
+    let server = TestServer::start();
+    let a = server.connect("postgres").await;
+    let b = server.connect("postgres").await;
+    a.batch_execute("CREATE TABLE rr (id int PRIMARY KEY, x int); INSERT INTO rr VALUES (1, 10)").await.unwrap();
+    a.batch_execute("BEGIN ISOLATION LEVEL REPEATABLE READ").await.unwrap();
+    let n: i64 = a.query_one("SELECT count(*) FROM rr", &[]).await.unwrap().get(0);
+    assert_eq!(n, 1);
+    b.batch_execute("INSERT INTO rr VALUES (2, 20)").await.unwrap();
+    a.batch_execute("CREATE INDEX rr_x ON rr (x); COMMIT").await.unwrap();
+    let n: i64 = a.query_one("SELECT count(*) FROM rr WHERE x = 20", &[]).await.unwrap().get(0);
+    assert_eq!(n, 1, "the row committed after the snapshot is in the index");
+    let n: i64 = a.query_one("SELECT count(*) FROM rr WHERE x >= 0", &[]).await.unwrap().get(0);
+    assert_eq!(n, 2);
+}
+
+#[tokio::test]
+async fn operators_past_work_mem_spill_to_temporary_files() {
+    // The answers of spilled sorts, aggregates and joins are checked by
+    // tests/slt/work_mem_spill.slt; this checks that they did spill (and
+    // that a query within work_mem does not), by pg_stat_database.
+    let server = TestServer::start();
+    let c = server.connect("postgres").await;
+    let temp_files = || async {
+        let r = c.query_one("SELECT temp_files, temp_bytes FROM pg_stat_database WHERE datname = current_database()", &[]).await.unwrap();
+        (r.get::<_, i64>(0), r.get::<_, i64>(1))
+    };
+    c.batch_execute("CREATE TABLE big AS SELECT g AS id, g % 5000 AS k FROM generate_series(1, 100000) g").await.unwrap();
+    let (files0, bytes0) = temp_files().await;
+    c.query_one("SELECT count(*) FROM (SELECT id FROM big WHERE id <= 20000 ORDER BY k) s", &[]).await.unwrap();
+    assert_eq!(temp_files().await, (files0, bytes0), "a sort within the default work_mem stays in memory");
+    c.batch_execute("SET work_mem = '64kB'").await.unwrap();
+    let queries = [
+        "SELECT count(*) FROM (SELECT id FROM big ORDER BY k) s",
+        "SELECT count(*) FROM (SELECT id, count(*) FROM big GROUP BY id) s",
+        "SELECT count(*) FROM big a JOIN big b ON a.id = b.id",
+    ];
+    for q in queries {
+        let (files, bytes) = temp_files().await;
+        let n: i64 = c.query_one(q, &[]).await.unwrap().get(0);
+        assert_eq!(n, 100_000, "{q}");
+        let (files2, bytes2) = temp_files().await;
+        assert!(files2 > files && bytes2 > bytes, "{q} wrote no temporary file at work_mem = 64kB");
+    }
+}

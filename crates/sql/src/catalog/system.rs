@@ -278,6 +278,7 @@ fn generators() -> Vec<(&'static str, Generator)> {
         ("pg_extension", pg_extension),
         ("pg_language", pg_language),
         ("pg_tablespace", pg_tablespace),
+        ("pg_stat_database", pg_stat_database),
         ("tables", is_tables),
         ("columns", is_columns),
         ("views", is_views),
@@ -481,6 +482,25 @@ fn pg_database(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
             }),
             ("datctype", text(&d.ctype)),
         ]);
+    }
+    Ok(())
+}
+
+/// One row per database plus PostgreSQL's row for shared objects (datid
+/// 0). Only the counters Tusk keeps are filled; the others read NULL.
+fn pg_stat_database(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
+    let row = |oid: Oid, datname: Datum| {
+        let s = crate::stats::database(oid);
+        vec![
+            ("datid", oidv(oid)),
+            ("datname", datname),
+            ("temp_files", Datum::Int8(s.temp_files as i64)),
+            ("temp_bytes", Datum::Int8(s.temp_bytes as i64)),
+        ]
+    };
+    out.push(row(0, Datum::Null));
+    for d in cx.cluster.databases.values() {
+        out.push(row(d.oid, name(&d.name)));
     }
     Ok(())
 }

@@ -1,4 +1,6 @@
-//! Joins: nested loop over a materialized inner side, and hash join.
+//! Joins: nested loop over a materialized inner side, and hash join (a
+//! hybrid hash join that splits both sides into partitions on disk when the
+//! build side passes `work_mem`).
 //! Output rows are always left columns then right columns; the side that
 //! has no match in an outer join contributes NULLs.
 
@@ -8,6 +10,7 @@ use std::sync::Arc;
 use tusk_types::{Datum, GroupKey, PgResult};
 
 use super::eval::{eval, eval_pred};
+use super::spill::{budget, partition_of, row_bytes, SpillReader, SpillWriter};
 use super::{ExecCx, Node, Row};
 use crate::expr::Expr;
 use crate::plan::Plan;
@@ -137,7 +140,9 @@ impl Node for NestedLoopNode {
 /// Builds a hash table of the right side keyed by `right_keys`, then
 /// probes it with each left row. Rows with a NULL key never match.
 pub struct HashJoinNode {
-    left: Box<dyn Node>,
+    /// The probe side until the first batch starts reading it.
+    left: Option<Box<dyn Node>>,
+    /// The build side until the first batch is built.
     right: Option<Box<dyn Node>>,
     kind: JoinKind,
     left_keys: Vec<Expr>,
@@ -148,12 +153,29 @@ pub struct HashJoinNode {
     table: HashMap<GroupKey, Vec<usize>>,
     right_rows: Vec<Row>,
     right_matched: Vec<bool>,
+    /// Where the current batch's left rows come from.
+    probe: Probe,
+    /// Partitions still to join, with the level that split them.
+    pending: Vec<(SpillReader, SpillReader, u32)>,
     current: Option<Row>,
     candidates: Vec<usize>,
     pos: usize,
     current_matched: bool,
     tail: Option<usize>,
 }
+
+enum Probe {
+    Input(Box<dyn Node>),
+    Spilled(SpillReader),
+    Done,
+}
+
+/// Partitions one round of the hybrid hash join splits both sides into.
+const JOIN_PARTITIONS: usize = 32;
+
+/// Rounds of repartitioning before a batch is built in memory whatever its
+/// size: many rows with one key cannot be split by hashing.
+const MAX_JOIN_LEVEL: u32 = 4;
 
 impl HashJoinNode {
     #[allow(clippy::too_many_arguments)]
@@ -168,7 +190,7 @@ impl HashJoinNode {
         right_width: usize,
     ) -> HashJoinNode {
         HashJoinNode {
-            left,
+            left: Some(left),
             right: Some(right),
             kind,
             left_keys,
@@ -179,6 +201,8 @@ impl HashJoinNode {
             table: HashMap::new(),
             right_rows: Vec::new(),
             right_matched: Vec::new(),
+            probe: Probe::Done,
+            pending: Vec::new(),
             current: None,
             candidates: Vec::new(),
             pos: 0,
@@ -198,6 +222,101 @@ impl HashJoinNode {
         }
         Ok(Some(GroupKey(k)))
     }
+
+    /// Builds the hash table of one batch from `right`. If its rows pass
+    /// `work_mem` (and the level allows another split), the batch is
+    /// instead split, both sides, into partitions by key hash — rows that
+    /// can join share a key and so a partition — which become pending
+    /// batches; then the batch has no rows and no probe.
+    fn build(&mut self, right: &mut dyn FnMut(&ExecCx) -> PgResult<Option<Row>>, left: Probe, level: u32, cx: &ExecCx) -> PgResult<()> {
+        self.table.clear();
+        self.right_rows.clear();
+        let budget = budget(cx);
+        let mut held = 0usize;
+        let mut overflow = false;
+        while let Some(row) = right(cx)? {
+            let idx = self.right_rows.len();
+            if idx % 4096 == 4095 {
+                cx.check()?;
+            }
+            if let Some(k) = Self::key(&self.right_keys, &row, cx)? {
+                held += row_bytes(&k.0) + 32;
+                self.table.entry(k).or_default().push(idx);
+            }
+            held += row_bytes(&row);
+            self.right_rows.push(row);
+            if held > budget && level < MAX_JOIN_LEVEL {
+                overflow = true;
+                break;
+            }
+        }
+        if !overflow {
+            self.right_matched = vec![false; self.right_rows.len()];
+            self.probe = left;
+            return Ok(());
+        }
+        // Split: the rows read so far, the rest of the build side, then the
+        // whole probe side.
+        self.table.clear();
+        let mut rights = Vec::with_capacity(JOIN_PARTITIONS);
+        let mut lefts = Vec::with_capacity(JOIN_PARTITIONS);
+        for _ in 0..JOIN_PARTITIONS {
+            rights.push(SpillWriter::new(cx)?);
+            lefts.push(SpillWriter::new(cx)?);
+        }
+        let held_rows = std::mem::take(&mut self.right_rows);
+        let split = |row: &Row, keys: &[Expr], cx: &ExecCx| -> PgResult<usize> {
+            // NULL keys never match; any partition will do for them.
+            Ok(Self::key(keys, row, cx)?.map(|k| partition_of(&k, level, JOIN_PARTITIONS)).unwrap_or(0))
+        };
+        for row in held_rows {
+            let p = split(&row, &self.right_keys, cx)?;
+            rights[p].push(&row)?;
+        }
+        while let Some(row) = right(cx)? {
+            let p = split(&row, &self.right_keys, cx)?;
+            rights[p].push(&row)?;
+        }
+        let mut left = left;
+        let mut n = 0u64;
+        loop {
+            let row = match &mut left {
+                Probe::Input(node) => node.next(cx)?,
+                Probe::Spilled(r) => r.next()?,
+                Probe::Done => None,
+            };
+            let Some(row) = row else { break };
+            n += 1;
+            if n % 4096 == 0 {
+                cx.check()?;
+            }
+            let p = split(&row, &self.left_keys, cx)?;
+            lefts[p].push(&row)?;
+        }
+        for (r, l) in rights.into_iter().zip(lefts) {
+            if r.rows() == 0 && (l.rows() == 0 || !self.keeps_unmatched_left()) {
+                continue;
+            }
+            self.pending.push((r.into_reader()?, l.into_reader()?, level + 1));
+        }
+        self.right_matched.clear();
+        self.probe = Probe::Done;
+        Ok(())
+    }
+
+    /// Whether a left row without a match is still output (so a partition
+    /// with left rows and no right rows cannot be skipped).
+    fn keeps_unmatched_left(&self) -> bool {
+        matches!(self.kind, JoinKind::Left | JoinKind::Full | JoinKind::Anti)
+    }
+
+    fn next_left(&mut self, cx: &ExecCx) -> PgResult<Option<Row>> {
+        match &mut self.probe {
+            Probe::Input(node) => node.next(cx),
+            Probe::Spilled(r) => r.next(),
+            Probe::Done => Ok(None),
+        }
+    }
 }
 
 /// Cross-type keys must hash alike: integers as int8, floats as float8.
@@ -213,17 +332,8 @@ fn normalize(v: Datum) -> Datum {
 impl Node for HashJoinNode {
     fn next(&mut self, cx: &ExecCx) -> PgResult<Option<Row>> {
         if let Some(mut r) = self.right.take() {
-            while let Some(row) = r.next(cx)? {
-                let idx = self.right_rows.len();
-                if let Some(k) = Self::key(&self.right_keys, &row, cx)? {
-                    self.table.entry(k).or_default().push(idx);
-                }
-                self.right_rows.push(row);
-                if idx % 4096 == 0 {
-                    cx.check()?;
-                }
-            }
-            self.right_matched = vec![false; self.right_rows.len()];
+            let left = Probe::Input(self.left.take().expect("the probe side is taken with the build side"));
+            self.build(&mut |cx| r.next(cx), left, 0, cx)?;
         }
         loop {
             if let Some(t) = self.tail.as_mut() {
@@ -234,10 +344,14 @@ impl Node for HashJoinNode {
                         return Ok(Some(concat(&nulls(self.left_width), &self.right_rows[i])));
                     }
                 }
-                return Ok(None);
+                // This batch is done; the next pending one starts.
+                self.tail = None;
+                let Some((mut right, left, level)) = self.pending.pop() else { return Ok(None) };
+                self.build(&mut |_| right.next(), Probe::Spilled(left), level, cx)?;
+                continue;
             }
             if self.current.is_none() {
-                match self.left.next(cx)? {
+                match self.next_left(cx)? {
                     Some(l) => {
                         self.candidates = match Self::key(&self.left_keys, &l, cx)? {
                             Some(k) => self.table.get(&k).cloned().unwrap_or_default(),
@@ -248,11 +362,10 @@ impl Node for HashJoinNode {
                         self.current_matched = false;
                     }
                     None => {
-                        if matches!(self.kind, JoinKind::Right | JoinKind::Full) {
-                            self.tail = Some(0);
-                            continue;
-                        }
-                        return Ok(None);
+                        // Unmatched right rows of the batch (only outer
+                        // joins emit them), then the next batch.
+                        self.tail = Some(if matches!(self.kind, JoinKind::Right | JoinKind::Full) { 0 } else { usize::MAX });
+                        continue;
                     }
                 }
             }

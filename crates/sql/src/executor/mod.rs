@@ -10,6 +10,8 @@ pub mod eval;
 mod join;
 mod modify;
 mod nodes;
+mod sort;
+mod spill;
 pub mod table;
 mod window;
 
@@ -129,7 +131,7 @@ pub fn build(plan: &Plan, cx: &ExecCx) -> PgResult<Box<dyn Node>> {
         Plan::WindowAgg { input, partition, order, funcs } => {
             Box::new(window::WindowAggNode::new(build(input, cx)?, partition.clone(), order.clone(), funcs.clone()))
         }
-        Plan::Sort { input, keys } => Box::new(SortNode::new(build(input, cx)?, keys.clone())),
+        Plan::Sort { input, keys } => Box::new(sort::SortNode::new(build(input, cx)?, keys.clone())),
         Plan::Limit { input, limit, offset, ties } => Box::new(LimitNode::new(build(input, cx)?, limit.clone(), offset.clone(), ties.clone())),
         Plan::Distinct { input, on } => Box::new(DistinctNode::new(build(input, cx)?, on.clone())),
         Plan::SetOp { kind, all, left, right } => Box::new(SetOpNode::new(*kind, *all, build(left, cx)?, build(right, cx)?)),

@@ -628,40 +628,6 @@ pub fn compare_keys(a: &[Datum], b: &[Datum], keys: &[(bool, bool)]) -> Ordering
     Ordering::Equal
 }
 
-pub struct SortNode {
-    input: Option<Box<dyn Node>>,
-    keys: Vec<SortKey>,
-    sorted: std::vec::IntoIter<Row>,
-}
-
-impl SortNode {
-    pub fn new(input: Box<dyn Node>, keys: Vec<SortKey>) -> SortNode {
-        SortNode { input: Some(input), keys, sorted: Vec::new().into_iter() }
-    }
-}
-
-impl Node for SortNode {
-    fn next(&mut self, cx: &ExecCx) -> PgResult<Option<Row>> {
-        if let Some(mut input) = self.input.take() {
-            let mut rows: Vec<(Vec<Datum>, Row)> = Vec::new();
-            while let Some(row) = input.next(cx)? {
-                let mut k = Vec::with_capacity(self.keys.len());
-                for key in &self.keys {
-                    k.push(eval(&key.expr, &row, cx)?);
-                }
-                rows.push((k, row));
-                if rows.len() % 4096 == 0 {
-                    cx.check()?;
-                }
-            }
-            let flags: Vec<(bool, bool)> = self.keys.iter().map(|k| (k.descending, k.nulls_first)).collect();
-            rows.sort_by(|a, b| compare_keys(&a.0, &b.0, &flags));
-            self.sorted = rows.into_iter().map(|(_, r)| r).collect::<Vec<_>>().into_iter();
-        }
-        Ok(self.sorted.next())
-    }
-}
-
 pub struct DistinctNode {
     input: Box<dyn Node>,
     on: Option<Vec<usize>>,
