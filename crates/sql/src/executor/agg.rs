@@ -4,13 +4,15 @@
 //! group, even over no input rows. Groups beyond `work_mem` spill their
 //! rows to temporary files, aggregated in later passes.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
+
+use rustc_hash::FxHashMap;
 
 use tusk_types::{Datum, GroupKey, PgResult};
 
 use super::eval::{eval, eval_pred};
 use super::nodes::compare_keys;
-use super::spill::{budget, partition_of, row_bytes, SpillReader, SpillWriter};
+use super::spill::{budget, partition_of, row_bytes, HashKey, SpillReader, SpillWriter};
 use super::{ExecCx, Node, Row};
 use crate::expr::{AggCall, Expr};
 use crate::functions::agg::AggState;
@@ -144,7 +146,7 @@ impl AggNode {
     /// makes progress.
     fn aggregate(&mut self, mut source: Source, level: u32, cx: &ExecCx) -> PgResult<Vec<(Vec<Datum>, Vec<Slot>)>> {
         let budget = budget(cx);
-        let mut groups: HashMap<GroupKey, usize> = HashMap::new();
+        let mut groups: FxHashMap<HashKey, usize> = FxHashMap::default();
         let mut states: Vec<(Vec<Datum>, Vec<Slot>)> = Vec::new();
         let mut held = 0usize;
         let mut partitions: Vec<SpillWriter> = Vec::new();
@@ -159,7 +161,7 @@ impl AggNode {
                 key.push(eval(g, &row, cx)?);
             }
             // bpchar values equal up to trailing blanks fall in one group.
-            let hashed = GroupKey(
+            let hashed = HashKey::from_values(
                 key.iter()
                     .zip(&self.group)
                     .map(|(d, g)| match (d, g.ty().oid) {

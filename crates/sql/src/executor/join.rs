@@ -4,13 +4,13 @@
 //! Output rows are always left columns then right columns; the side that
 //! has no match in an outer join contributes NULLs.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use std::sync::Arc;
 
-use tusk_types::{Datum, GroupKey, PgResult};
+use tusk_types::{Datum, PgResult};
 
 use super::eval::{eval, eval_pred};
-use super::spill::{budget, partition_of, row_bytes, SpillReader, SpillWriter};
+use super::spill::{budget, datum_bytes, partition_of, row_bytes, HashKey, SpillReader, SpillWriter};
 use super::{ExecCx, Node, Row};
 use crate::expr::Expr;
 use crate::plan::Plan;
@@ -150,7 +150,11 @@ pub struct HashJoinNode {
     predicate: Option<Expr>,
     left_width: usize,
     right_width: usize,
-    table: HashMap<GroupKey, Vec<usize>>,
+    /// Key → (first, last) right row with that key; `chain` links each
+    /// row to the next with the same key (PostgreSQL's bucket chains), in
+    /// arrival order.
+    table: FxHashMap<HashKey, (u32, u32)>,
+    chain: Vec<u32>,
     right_rows: Vec<Row>,
     right_matched: Vec<bool>,
     /// Where the current batch's left rows come from.
@@ -158,11 +162,13 @@ pub struct HashJoinNode {
     /// Partitions still to join, with the level that split them.
     pending: Vec<(SpillReader, SpillReader, u32)>,
     current: Option<Row>,
-    candidates: Vec<usize>,
-    pos: usize,
+    /// The next right row to try against the current left row (NO_ROW: none).
+    candidate: u32,
     current_matched: bool,
     tail: Option<usize>,
 }
+
+const NO_ROW: u32 = u32::MAX;
 
 enum Probe {
     Input(Box<dyn Node>),
@@ -198,20 +204,24 @@ impl HashJoinNode {
             predicate,
             left_width,
             right_width,
-            table: HashMap::new(),
+            table: FxHashMap::default(),
+            chain: Vec::new(),
             right_rows: Vec::new(),
             right_matched: Vec::new(),
             probe: Probe::Done,
             pending: Vec::new(),
             current: None,
-            candidates: Vec::new(),
-            pos: 0,
+            candidate: NO_ROW,
             current_matched: false,
             tail: None,
         }
     }
 
-    fn key(exprs: &[Expr], row: &[Datum], cx: &ExecCx) -> PgResult<Option<GroupKey>> {
+    fn key(exprs: &[Expr], row: &[Datum], cx: &ExecCx) -> PgResult<Option<HashKey>> {
+        if let [e] = exprs {
+            let v = eval(e, row, cx)?;
+            return Ok(if v.is_null() { None } else { Some(HashKey::One(normalize(v))) });
+        }
         let mut k = Vec::with_capacity(exprs.len());
         for e in exprs {
             let v = eval(e, row, cx)?;
@@ -220,7 +230,15 @@ impl HashJoinNode {
             }
             k.push(normalize(v));
         }
-        Ok(Some(GroupKey(k)))
+        Ok(Some(HashKey::Many(k)))
+    }
+
+    /// Size of a key for the memory estimate.
+    fn key_bytes(k: &HashKey) -> usize {
+        match k {
+            HashKey::One(d) => datum_bytes(d),
+            HashKey::Many(v) => row_bytes(v),
+        }
     }
 
     /// Builds the hash table of one batch from `right`. If its rows pass
@@ -230,6 +248,7 @@ impl HashJoinNode {
     /// batches; then the batch has no rows and no probe.
     fn build(&mut self, right: &mut dyn FnMut(&ExecCx) -> PgResult<Option<Row>>, left: Probe, level: u32, cx: &ExecCx) -> PgResult<()> {
         self.table.clear();
+        self.chain.clear();
         self.right_rows.clear();
         let budget = budget(cx);
         let mut held = 0usize;
@@ -239,13 +258,24 @@ impl HashJoinNode {
             if idx % 4096 == 4095 {
                 cx.check()?;
             }
+            self.chain.push(NO_ROW);
             if let Some(k) = Self::key(&self.right_keys, &row, cx)? {
-                held += row_bytes(&k.0) + 32;
-                self.table.entry(k).or_default().push(idx);
+                held += Self::key_bytes(&k) + 16;
+                let idx = idx as u32;
+                match self.table.entry(k) {
+                    std::collections::hash_map::Entry::Occupied(mut e) => {
+                        let (_, last) = e.get_mut();
+                        self.chain[*last as usize] = idx;
+                        *last = idx;
+                    }
+                    std::collections::hash_map::Entry::Vacant(e) => {
+                        e.insert((idx, idx));
+                    }
+                }
             }
-            held += row_bytes(&row);
+            held += row_bytes(&row) + 4;
             self.right_rows.push(row);
-            if held > budget && level < MAX_JOIN_LEVEL {
+            if (held > budget && level < MAX_JOIN_LEVEL) || self.right_rows.len() == NO_ROW as usize {
                 overflow = true;
                 break;
             }
@@ -258,6 +288,7 @@ impl HashJoinNode {
         // Split: the rows read so far, the rest of the build side, then the
         // whole probe side.
         self.table.clear();
+        self.chain.clear();
         let mut rights = Vec::with_capacity(JOIN_PARTITIONS);
         let mut lefts = Vec::with_capacity(JOIN_PARTITIONS);
         for _ in 0..JOIN_PARTITIONS {
@@ -353,12 +384,11 @@ impl Node for HashJoinNode {
             if self.current.is_none() {
                 match self.next_left(cx)? {
                     Some(l) => {
-                        self.candidates = match Self::key(&self.left_keys, &l, cx)? {
-                            Some(k) => self.table.get(&k).cloned().unwrap_or_default(),
-                            None => Vec::new(),
+                        self.candidate = match Self::key(&self.left_keys, &l, cx)? {
+                            Some(k) => self.table.get(&k).map_or(NO_ROW, |&(first, _)| first),
+                            None => NO_ROW,
                         };
                         self.current = Some(l);
-                        self.pos = 0;
                         self.current_matched = false;
                     }
                     None => {
@@ -370,9 +400,9 @@ impl Node for HashJoinNode {
                 }
             }
             let left = self.current.as_ref().expect("set above");
-            while self.pos < self.candidates.len() {
-                let i = self.candidates[self.pos];
-                self.pos += 1;
+            while self.candidate != NO_ROW {
+                let i = self.candidate as usize;
+                self.candidate = self.chain[i];
                 let row = concat(left, &self.right_rows[i]);
                 let ok = match &self.predicate {
                     Some(p) => eval_pred(p, &row, cx)?,
@@ -383,11 +413,11 @@ impl Node for HashJoinNode {
                     self.right_matched[i] = true;
                     match self.kind {
                         JoinKind::Semi => {
-                            self.pos = self.candidates.len();
+                            self.candidate = NO_ROW;
                             return Ok(Some(left.clone()));
                         }
                         JoinKind::Anti => {
-                            self.pos = self.candidates.len();
+                            self.candidate = NO_ROW;
                             break;
                         }
                         _ => return Ok(Some(row)),

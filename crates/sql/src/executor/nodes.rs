@@ -631,12 +631,12 @@ pub fn compare_keys(a: &[Datum], b: &[Datum], keys: &[(bool, bool)]) -> Ordering
 pub struct DistinctNode {
     input: Box<dyn Node>,
     on: Option<Vec<usize>>,
-    seen: HashSet<GroupKey>,
+    seen: rustc_hash::FxHashSet<GroupKey>,
 }
 
 impl DistinctNode {
     pub fn new(input: Box<dyn Node>, on: Option<Vec<usize>>) -> DistinctNode {
-        DistinctNode { input, on, seen: HashSet::new() }
+        DistinctNode { input, on, seen: Default::default() }
     }
 }
 

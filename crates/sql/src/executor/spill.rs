@@ -135,10 +135,47 @@ impl SpillReader {
     }
 }
 
+/// The key of a hash table entry (join or group): one value inline, as
+/// most keys are, or several. A table uses one form for all its keys.
+#[derive(Clone, Debug)]
+pub enum HashKey {
+    One(Datum),
+    Many(Vec<Datum>),
+}
+
+impl HashKey {
+    pub fn from_values(mut values: Vec<Datum>) -> HashKey {
+        if values.len() == 1 {
+            HashKey::One(values.pop().expect("one value"))
+        } else {
+            HashKey::Many(values)
+        }
+    }
+}
+
+impl PartialEq for HashKey {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (HashKey::One(a), HashKey::One(b)) => a.group_eq(b),
+            (HashKey::Many(a), HashKey::Many(b)) => a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.group_eq(y)),
+            _ => false,
+        }
+    }
+}
+impl Eq for HashKey {}
+impl std::hash::Hash for HashKey {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        match self {
+            HashKey::One(d) => d.hash_into(state),
+            HashKey::Many(v) => v.iter().for_each(|d| d.hash_into(state)),
+        }
+    }
+}
+
 /// A hash of a key for choosing a partition. `level` varies the hash
 /// between rounds of repartitioning, so a partition that is still too big
 /// splits differently the next time.
-pub fn partition_of(key: &tusk_types::GroupKey, level: u32, partitions: usize) -> usize {
+pub fn partition_of(key: &impl std::hash::Hash, level: u32, partitions: usize) -> usize {
     use std::hash::{Hash, Hasher};
     let mut h = std::collections::hash_map::DefaultHasher::new();
     level.hash(&mut h);
