@@ -7,6 +7,7 @@ use std::sync::Arc;
 use tusk_types::array::Array;
 use tusk_types::{sqlstate, Datum, PgError, PgResult};
 
+use super::spill::{hash_normalize, HashKey};
 use super::{ExecCx, SubPlanCache};
 use crate::expr::{BoolOp, BoolTestKind, Expr, FuncRef, SubLinkKind, SubPlan};
 use crate::functions::{cast, FnCtx, ScalarFn};
@@ -411,7 +412,24 @@ fn eval_subplan(sp: &SubPlan, row: &[Datum], cx: &ExecCx, case_value: Option<&Da
             while let Some(mut r) = node.next(&sub_cx)? {
                 vals.push(r.swap_remove(0));
             }
-            SubPlanCache::Rows(vals)
+            match sp.op.as_ref() {
+                // `x IN (SELECT ...)`: PostgreSQL's hashed subplan, one probe
+                // per outer row instead of a pass over the subquery's rows.
+                Some(op) if sp.kind == SubLinkKind::Any && hashable_equality(op.oid) => {
+                    let mut set = rustc_hash::FxHashSet::default();
+                    let mut has_null = false;
+                    let empty = vals.is_empty();
+                    for v in vals {
+                        if v.is_null() {
+                            has_null = true;
+                        } else {
+                            set.insert(HashKey::One(hash_normalize(v)));
+                        }
+                    }
+                    SubPlanCache::Hashed { set: Arc::new(set), has_null, empty }
+                }
+                _ => SubPlanCache::Rows(vals),
+            }
         }
     };
     let out = finish_subplan(sp, &result, test.as_ref(), cx);
@@ -419,6 +437,15 @@ fn eval_subplan(sp: &SubPlan, row: &[Datum], cx: &ExecCx, case_value: Option<&Da
         cx.state.subplans.borrow_mut().insert(sp.id, result);
     }
     out
+}
+
+/// Equality functions whose "equal" is `Datum::group_eq` on values
+/// normalized by `hash_normalize`, so a hash set can stand in for calling
+/// them: integers of any width, bool, text/varchar/name (deterministic
+/// collations compare bytes), oid, numeric, date, timestamp(tz), uuid.
+/// (bpchar is not: its equality ignores trailing blanks.)
+fn hashable_equality(func: tusk_types::Oid) -> bool {
+    matches!(func, 60 | 62 | 63 | 65 | 67 | 158 | 159 | 184 | 467 | 474 | 852 | 1086 | 1152 | 1718 | 1850 | 1856 | 2052 | 2956)
 }
 
 fn subplan_op_exprs(sp: &SubPlan) -> [Expr; 2] {
@@ -430,6 +457,20 @@ fn finish_subplan(sp: &SubPlan, cached: &SubPlanCache, test: Option<&Datum>, cx:
     match cached {
         SubPlanCache::Exists(b) => Ok(Datum::Bool(*b)),
         SubPlanCache::Value(v) => Ok(v.clone()),
+        SubPlanCache::Hashed { set, has_null, empty } => {
+            let left = test.cloned().unwrap_or(Datum::Null);
+            Ok(if *empty {
+                Datum::Bool(false)
+            } else if left.is_null() {
+                Datum::Null
+            } else if set.contains(&HashKey::One(hash_normalize(left))) {
+                Datum::Bool(true)
+            } else if *has_null {
+                Datum::Null
+            } else {
+                Datum::Bool(false)
+            })
+        }
         SubPlanCache::Rows(rows) => {
             let op = sp.op.as_ref().ok_or_else(|| PgError::internal("ANY without operator"))?;
             let left = test.cloned().unwrap_or(Datum::Null);

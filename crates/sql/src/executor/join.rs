@@ -10,7 +10,7 @@ use std::sync::Arc;
 use tusk_types::{Datum, PgResult};
 
 use super::eval::{eval, eval_pred};
-use super::spill::{budget, datum_bytes, partition_of, row_bytes, HashKey, SpillReader, SpillWriter};
+use super::spill::{budget, datum_bytes, hash_normalize, partition_of, row_bytes, HashKey, SpillReader, SpillWriter};
 use super::{ExecCx, Node, Row};
 use crate::expr::Expr;
 use crate::plan::Plan;
@@ -220,7 +220,7 @@ impl HashJoinNode {
     fn key(exprs: &[Expr], row: &[Datum], cx: &ExecCx) -> PgResult<Option<HashKey>> {
         if let [e] = exprs {
             let v = eval(e, row, cx)?;
-            return Ok(if v.is_null() { None } else { Some(HashKey::One(normalize(v))) });
+            return Ok(if v.is_null() { None } else { Some(HashKey::One(hash_normalize(v))) });
         }
         let mut k = Vec::with_capacity(exprs.len());
         for e in exprs {
@@ -228,7 +228,7 @@ impl HashJoinNode {
             if v.is_null() {
                 return Ok(None);
             }
-            k.push(normalize(v));
+            k.push(hash_normalize(v));
         }
         Ok(Some(HashKey::Many(k)))
     }
@@ -350,15 +350,6 @@ impl HashJoinNode {
     }
 }
 
-/// Cross-type keys must hash alike: integers as int8, floats as float8.
-fn normalize(v: Datum) -> Datum {
-    match v {
-        Datum::Int2(x) => Datum::Int8(x as i64),
-        Datum::Int4(x) => Datum::Int8(x as i64),
-        Datum::Float4(x) => Datum::Float8(x as f64),
-        other => other,
-    }
-}
 
 impl Node for HashJoinNode {
     fn next(&mut self, cx: &ExecCx) -> PgResult<Option<Row>> {

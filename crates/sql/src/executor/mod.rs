@@ -39,6 +39,8 @@ pub enum SubPlanCache {
     Exists(bool),
     Value(Datum),
     Rows(Vec<Datum>),
+    /// The rows of an `= ANY` subquery as a hash set of its non-NULL values.
+    Hashed { set: std::sync::Arc<rustc_hash::FxHashSet<spill::HashKey>>, has_null: bool, empty: bool },
 }
 
 /// Statement-wide mutable state shared by all nodes.

@@ -172,6 +172,17 @@ impl std::hash::Hash for HashKey {
     }
 }
 
+/// Cross-type keys must hash alike: integers as int8, floats as float8.
+pub fn hash_normalize(v: Datum) -> Datum {
+    match v {
+        Datum::Int2(x) => Datum::Int8(x as i64),
+        Datum::Int4(x) => Datum::Int8(x as i64),
+        Datum::Oid(x) => Datum::Int8(x as i64),
+        Datum::Float4(x) => Datum::Float8(x as f64),
+        other => other,
+    }
+}
+
 /// A hash of a key for choosing a partition. `level` varies the hash
 /// between rounds of repartitioning, so a partition that is still too big
 /// splits differently the next time.

@@ -19,7 +19,7 @@ use tusk_types::{sqlstate, PgError, PgResult, SqlType};
 use crate::catalog::builtin::Builtins;
 use crate::catalog::{builtins, DbCatalog};
 use crate::catalog::Relation;
-use crate::expr::{AggCall, BoolOp, Expr, SubPlan, Var, WindowCall};
+use crate::expr::{AggCall, BoolOp, Expr, SubLinkKind, SubPlan, Var, WindowCall};
 use crate::plan::*;
 use crate::plan::SortKey;
 use crate::query::*;
@@ -242,6 +242,7 @@ impl<'a> Planner<'a> {
 
     /// `set_refs` with a custom mapping for level-0 Vars (grouped queries).
     fn set_refs_with(&mut self, e: Expr, local: &mut dyn FnMut(&mut Self, &Var) -> PgResult<Expr>) -> PgResult<Expr> {
+        crate::stack::check()?;
         match e {
             Expr::Var(v) if v.levels_up == 0 => local(self, &v),
             Expr::Var(v) => self.outer_ref(v),
@@ -295,6 +296,7 @@ impl<'a> Planner<'a> {
     /// Plans a subquery as its own level; returns the plan and, for SubPlan
     /// levels, the enclosing-level expressions to pass as parameters.
     fn plan_subquery(&mut self, q: &Query, inline: bool) -> PgResult<(Plan, Vec<Expr>)> {
+        crate::stack::check()?;
         self.levels.push(LevelInfo { inline, params: Vec::new(), ctes: q.ctes.clone() });
         let plan = self.plan_select_body(q);
         let level = self.levels.pop().expect("pushed above");
@@ -341,13 +343,13 @@ impl<'a> Planner<'a> {
         let targets: Vec<Expr>;
         let input_width;
         if grouped {
+            // Each aggregate call is numbered, and replaced in the targets
+            // and HAVING by a placeholder Column of its number: calls are
+            // matched up by position, not by comparing expressions (one
+            // whose arguments hold a subquery never equals even itself).
             let mut aggs: Vec<AggCall> = Vec::new();
-            for t in &q.targets {
-                collect_aggs(&t.expr, &mut aggs);
-            }
-            if let Some(h) = &q.having {
-                collect_aggs(h, &mut aggs);
-            }
+            let numbered_targets: Vec<Expr> = q.targets.iter().map(|t| number_aggs(t.expr.clone(), &mut aggs)).collect();
+            let numbered_having = q.having.as_ref().map(|h| number_aggs(h.clone(), &mut aggs));
             // Columns functionally dependent on a grouped primary key are
             // grouped too (the analyzer allowed them); adding them to the
             // key does not change the groups.
@@ -382,11 +384,11 @@ impl<'a> Planner<'a> {
             plan = Plan::Agg { input: plan.boxed(), group, aggs: planned_aggs };
             let ng = groups.len();
             let map = |p: &mut Self, e: Expr| -> PgResult<Expr> { p.set_refs_grouped(e, &groups, &aggs, ng, &layout) };
-            if let Some(h) = &q.having {
-                let pred = map(self, h.clone())?;
+            if let Some(h) = numbered_having {
+                let pred = map(self, h)?;
                 plan = Plan::Filter { input: plan.boxed(), predicate: pred };
             }
-            targets = q.targets.iter().map(|t| map(self, t.expr.clone())).collect::<PgResult<_>>()?;
+            targets = numbered_targets.into_iter().map(|t| map(self, t)).collect::<PgResult<_>>()?;
             input_width = ng + aggs.len();
         } else {
             targets = q.targets.iter().map(|t| self.set_refs(t.expr.clone(), &layout)).collect::<PgResult<_>>()?;
@@ -411,12 +413,14 @@ impl<'a> Planner<'a> {
     }
 
     /// Post-aggregation references: grouped expressions and aggregates
-    /// become columns of the Agg node's output.
+    /// become columns of the Agg node's output. Aggregate calls arrive as
+    /// placeholders `Column(j)` for `aggs[j]` (see `number_aggs`).
     fn set_refs_grouped(&mut self, e: Expr, groups: &[Expr], aggs: &[AggCall], ng: usize, from_layout: &Layout) -> PgResult<Expr> {
         if let Some(i) = groups.iter().position(|g| *g == e) {
             return Ok(Expr::Column(i, e.ty()));
         }
         match e {
+            Expr::Column(j, ty) if j < aggs.len() => Ok(Expr::Column(ng + j, ty)),
             Expr::Agg(a) => {
                 let j = aggs.iter().position(|x| *x == *a).ok_or_else(|| PgError::internal("aggregate not collected"))?;
                 Ok(Expr::Column(ng + j, a.ty))
@@ -545,6 +549,47 @@ impl<'a> Planner<'a> {
             let filter = self.convert_all(quals, &Layout::default())?;
             return Ok((Plan::Result { exprs: vec![], filter }, Layout::default()));
         }
+        // [NOT] EXISTS correlated only by equalities become semi (anti)
+        // joins, applied once the FROM items are joined.
+        let mut semi_joins = Vec::new();
+        let quals: Vec<Expr> = if q.command == crate::query::CommandKind::Select {
+            quals
+                .into_iter()
+                .filter_map(|e| match exists_as_semi_join(self.b, &e) {
+                    Some(sj) => {
+                        semi_joins.push(sj);
+                        None
+                    }
+                    None => Some(e),
+                })
+                .collect()
+        } else {
+            quals
+        };
+        let (plan, layout) = self.plan_from_joined(q, from, quals, with_keys)?;
+        let mut plan = plan;
+        for sj in semi_joins {
+            let (right, _) = self.plan_subquery(&sj.query, true)?;
+            let mut left_keys = Vec::with_capacity(sj.outer_keys.len());
+            for k in sj.outer_keys {
+                left_keys.push(self.set_refs(k, &layout)?);
+            }
+            let right_keys = sj.inner_types.iter().enumerate().map(|(i, t)| Expr::Column(i, *t)).collect();
+            plan = Plan::HashJoin {
+                left: plan.boxed(),
+                right: right.boxed(),
+                kind: if sj.negated { JoinKind::Anti } else { JoinKind::Semi },
+                left_keys,
+                right_keys,
+                predicate: None,
+                left_width: layout.width,
+                right_width: sj.inner_types.len(),
+            };
+        }
+        Ok((plan, layout))
+    }
+
+    fn plan_from_joined(&mut self, q: &Query, from: &[FromItem], quals: Vec<Expr>, with_keys: bool) -> PgResult<(Plan, Layout)> {
         // Conjuncts referencing nothing at this level (constants, outer
         // references) can be checked anywhere; keep them for the top.
         let mut pending: Vec<(Vec<usize>, Expr)> = quals
@@ -1271,14 +1316,146 @@ fn ungrouped_vars(e: &Expr, groups: &[Expr], depth: u32, out: &mut Vec<Expr>) {
     }
 }
 
-fn collect_aggs(e: &Expr, out: &mut Vec<AggCall>) {
+/// Replaces each aggregate call of this level in `e` by `Column(j)`, where
+/// `out[j]` is the call (equal calls share one entry).
+fn number_aggs(e: Expr, out: &mut Vec<AggCall>) -> Expr {
+    match e {
+        Expr::Agg(a) => {
+            let ty = a.ty;
+            let j = match out.iter().position(|x| *x == *a) {
+                Some(j) => j,
+                None => {
+                    out.push(*a);
+                    out.len() - 1
+                }
+            };
+            Expr::Column(j, ty)
+        }
+        other => other.map_children(&mut |c| number_aggs(c, out)),
+    }
+}
+
+/// A `[NOT] EXISTS (subquery)` conjunct planned as a semi (anti) join: the
+/// subquery with its correlating equalities taken out of its WHERE and
+/// their inner sides as its output columns, joined on the outer sides.
+struct SemiJoin {
+    negated: bool,
+    query: Query,
+    outer_keys: Vec<Expr>,
+    inner_types: Vec<tusk_types::SqlType>,
+}
+
+/// PostgreSQL's pull-up of EXISTS sublinks (convert_EXISTS_sublink_to_join),
+/// for the shape that matters most: a plain SELECT ... FROM ... WHERE whose
+/// only references to the enclosing query are in `inner = outer` conjuncts
+/// of its WHERE, with hash-compatible types. Anything else stays a SubPlan.
+fn exists_as_semi_join(b: &Builtins, e: &Expr) -> Option<SemiJoin> {
+    let (negated, sublink) = match e {
+        Expr::Bool { op: BoolOp::Not, args } if args.len() == 1 => (true, &args[0]),
+        other => (false, other),
+    };
+    let Expr::SubLink { kind: SubLinkKind::Exists, query, .. } = sublink else { return None };
+    let sq: &Query = query;
+    let plain = sq.set_op.is_none()
+        && sq.group_by.is_empty()
+        && sq.having.is_none()
+        && !sq.has_aggs
+        && sq.limit.is_none()
+        && sq.offset.is_none()
+        && !sq.row_lock
+        && !sq.from.is_empty()
+        && sq.ctes.is_empty()
+        && !sq.targets.iter().any(|t| has_set_returning(&t.expr));
+    if !plain {
+        return None;
+    }
+    let mut conds = Vec::new();
+    if let Some(w) = &sq.quals {
+        conjuncts(w.clone(), &mut conds);
+    }
+    let mut kept = Vec::new();
+    let mut outer_keys = Vec::new();
+    let mut inner_keys = Vec::new();
+    for c in conds {
+        let mut outer = Vec::new();
+        referenced_rtes(&c, 1, &mut outer);
+        if outer.is_empty() {
+            kept.push(c);
+            continue;
+        }
+        let (x, y) = hashable_equality(b, &c)?;
+        let refs = |e: &Expr, depth: u32| {
+            let mut r = Vec::new();
+            referenced_rtes(e, depth, &mut r);
+            r
+        };
+        // Inner side: this level only; outer side: the enclosing level only.
+        let only_outer = |e: &Expr| refs(e, 0).is_empty() && !refs(e, 1).is_empty() && !e.is_volatile() && !has_deeper_refs(e, 1);
+        let only_inner = |e: &Expr| refs(e, 1).is_empty() && !has_deeper_refs(e, 0);
+        let (inner, outer) = if only_outer(&y) && only_inner(&x) {
+            (x, y)
+        } else if only_outer(&x) && only_inner(&y) {
+            (y, x)
+        } else {
+            return None;
+        };
+        inner_keys.push(inner);
+        outer_keys.push(lower_levels(outer));
+    }
+    if outer_keys.is_empty() {
+        return None;
+    }
+    let mut rewritten = sq.clone();
+    rewritten.quals = and_all(kept);
+    rewritten.sort.clear();
+    rewritten.distinct = crate::query::Distinct::None;
+    rewritten.targets = inner_keys
+        .iter()
+        .enumerate()
+        .map(|(i, e)| crate::query::TargetEntry { expr: e.clone(), name: format!("k{i}"), junk: false, origin: None })
+        .collect();
+    // Nothing else in the subquery may reach the enclosing query.
+    let mut left = Vec::new();
+    query_outer_refs(&rewritten, 1, &mut left);
+    if !left.is_empty() {
+        return None;
+    }
+    let inner_types = inner_keys.iter().map(|e| e.ty()).collect();
+    Some(SemiJoin { negated, query: rewritten, outer_keys, inner_types })
+}
+
+/// Whether an expression calls a set-returning function (in a target
+/// list, it decides how many rows there are).
+fn has_set_returning(e: &Expr) -> bool {
+    let mut found = false;
     e.walk(&mut |x| {
-        if let Expr::Agg(a) = x {
-            if !out.contains(a) {
-                out.push((**a).clone());
+        if let Expr::Func { func, .. } = x {
+            if matches!(func.imp, crate::functions::ScalarFn::Set(_)) {
+                found = true;
             }
         }
     });
+    found
+}
+
+/// Whether an expression refers past `depth` levels up (or holds a
+/// sublink, whose references are harder to account for).
+fn has_deeper_refs(e: &Expr, depth: u32) -> bool {
+    let mut found = false;
+    e.walk(&mut |x| match x {
+        Expr::Var(v) if v.levels_up > depth => found = true,
+        Expr::SubLink { .. } | Expr::SubPlan(_) | Expr::OuterParam(..) => found = true,
+        _ => {}
+    });
+    found
+}
+
+/// An expression of the subquery's enclosing level, moved up to it.
+fn lower_levels(e: Expr) -> Expr {
+    match e {
+        Expr::Var(v) => Expr::Var(Var { levels_up: v.levels_up - 1, ..v }),
+        other => other.map_children(&mut lower_levels),
+    }
 }
 
 fn is_equality(b: &Builtins, e: &Expr) -> bool {
