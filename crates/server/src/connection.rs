@@ -6,7 +6,7 @@
 //! so a long query never stalls other sessions.
 
 use std::collections::HashMap;
-use std::io::{BufReader, Write};
+use std::io::{BufReader, Read, Write};
 use std::net::TcpStream;
 use std::sync::Arc;
 use std::time::Duration;
@@ -22,7 +22,7 @@ use tusk_storage::Isolation;
 use tusk_types::oid;
 use tusk_types::{sqlstate, Datum, PgError, PgResult, SqlType};
 
-use crate::protocol::{self, Frontend, Out, Startup};
+use crate::protocol::{self, Frontend, Out, ReadError, Startup, StartupError};
 use crate::{BackendHandle, Shared};
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -65,8 +65,8 @@ pub struct Connection {
     shared: Arc<Shared>,
     handle: Arc<BackendHandle>,
     sql: SqlSession,
-    out: Out<TcpStream>,
-    reader: BufReader<TcpStream>,
+    out: Out<Socket>,
+    reader: BufReader<Socket>,
     block: Block,
     /// Several statements of one simple Query run as one implicit block.
     implicit: bool,
@@ -93,6 +93,8 @@ pub struct Connection {
     /// for the settings generation they were made under.
     simple_cache: HashMap<String, Option<CachedSimple>>,
     simple_cache_generation: u64,
+    /// A COPY FROM STDIN lost the message boundary: the next error ends the session.
+    lost_sync: bool,
 }
 
 /// A plan for simple queries that differ only in constants: the lifted
@@ -102,80 +104,149 @@ type CachedSimple = (Arc<ParsedStatement>, Arc<PlannedQuery>, Vec<SqlType>);
 /// Entries a session's simple-protocol plan cache holds before it starts over.
 const SIMPLE_CACHE_ENTRIES: usize = 1024;
 
+/// The client socket, shared by the reader, the writer and the backend
+/// handle (which shuts it down to wake a blocked read): one file
+/// descriptor per session, closed when the last of them goes.
+#[derive(Clone)]
+struct Socket(Arc<TcpStream>);
+
+impl Read for Socket {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        (&*self.0).read(buf)
+    }
+}
+
+impl Write for Socket {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        (&*self.0).write(buf)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        (&*self.0).flush()
+    }
+}
+
+/// Unregisters a session however its thread ends, a panic included: a
+/// leaked registration would hold a connection slot and the socket.
+struct Registration<'a> {
+    shared: &'a Shared,
+    pid: i32,
+}
+
+impl Drop for Registration<'_> {
+    fn drop(&mut self) {
+        self.shared.unregister(self.pid);
+    }
+}
+
+/// PostgreSQL's authentication_timeout default.
+const STARTUP_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// PostgreSQL's NAMEDATALEN - 1: longer user and database names are cut.
+const MAX_NAME_BYTES: usize = 63;
+
+fn truncate_name(mut s: String) -> String {
+    if s.len() > MAX_NAME_BYTES {
+        let mut at = MAX_NAME_BYTES;
+        while !s.is_char_boundary(at) {
+            at -= 1;
+        }
+        s.truncate(at);
+    }
+    s
+}
+
 /// Accepts one client: startup, authentication, then the message loop.
 pub fn serve(shared: Arc<Shared>, stream: TcpStream) {
     let _ = stream.set_nodelay(true);
     let peer = stream.peer_addr().ok();
-    let mut reader_stream = match stream.try_clone() {
-        Ok(s) => s,
-        Err(_) => return,
+    // PostgreSQL's authentication_timeout: a client that does not finish
+    // its startup in time is dropped, so silent connections cannot pile up.
+    let _ = stream.set_read_timeout(Some(STARTUP_TIMEOUT));
+    let socket = Socket(Arc::new(stream));
+    // One buffered reader from the first byte: what a client sends right
+    // after its startup packet is already the session's.
+    let mut reader = BufReader::with_capacity(64 * 1024, socket.clone());
+    let mut out = Out::new(socket.clone());
+    let fatal = |out: &mut Out<Socket>, mut e: PgError| {
+        e.severity = tusk_types::Severity::Fatal;
+        let _ = out.error(&e);
+        let _ = out.flush();
     };
-    let mut out = Out::new(stream);
+    // PostgreSQL's ProcessStartupPacket: an SSL or GSS request is refused
+    // (no TLS yet, as with ssl = off) and the real packet follows; a second
+    // request of the same kind is an unknown protocol version.
+    let (mut ssl_done, mut gss_done) = (false, false);
     let startup = loop {
-        match protocol::read_startup(&mut reader_stream) {
-            Ok(Startup::Ssl) | Ok(Startup::GssEnc) => {
-                // No TLS yet: refuse, as PostgreSQL does with ssl = off.
+        match protocol::read_startup(&mut reader, ssl_done, gss_done) {
+            Ok(Some(request @ (Startup::Ssl | Startup::GssEnc))) => {
+                let ssl = matches!(request, Startup::Ssl);
+                (ssl_done, gss_done) = (ssl, !ssl);
                 if out.raw(b"N").and_then(|_| out.flush()).is_err() {
                     return;
                 }
+                // Bytes that came with the request were sent before the
+                // answer, unencrypted whatever it was (CVE-2021-23214).
+                if !reader.buffer().is_empty() {
+                    let what = if ssl { "SSL request" } else { "GSSAPI encryption request" };
+                    return fatal(
+                        &mut out,
+                        PgError::fatal(sqlstate::PROTOCOL_VIOLATION, format!("received unencrypted data after {what}")).with_detail(
+                            "This could be either a client-software bug or evidence of an attempted man-in-the-middle attack.",
+                        ),
+                    );
+                }
             }
-            Ok(s) => break s,
-            Err(e) => {
-                let mut e = e;
-                e.severity = tusk_types::Severity::Fatal;
-                let _ = out.error(&e);
+            Ok(Some(s)) => break s,
+            Ok(None) => return,
+            Err(StartupError::Lost(why)) => {
+                log::info!("{why} from {}", peer.map(|p| p.to_string()).unwrap_or_default());
+                return;
+            }
+            Err(StartupError::Fatal(e)) => return fatal(&mut out, e),
+            Err(StartupError::FatalV2(e)) => {
+                let _ = out.error_v2(&e);
                 let _ = out.flush();
                 return;
             }
         }
     };
-    let params = match startup {
+    let (version, params, protocol_options) = match startup {
         Startup::Cancel { pid, key } => {
             shared.cancel(pid, key);
             return;
         }
-        Startup::Params { params, .. } => params,
-        _ => return,
+        Startup::Params { version, params, protocol_options } => (version, params, protocol_options),
+        Startup::Ssl | Startup::GssEnc => return,
     };
-    let get = |k: &str| params.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
-    let Some(user) = get("user") else {
-        let _ = out.error(&PgError::fatal(
-            sqlstate::INVALID_AUTHORIZATION_SPECIFICATION,
-            "no PostgreSQL user name specified in startup packet",
-        ));
-        let _ = out.flush();
-        return;
-    };
-    let database = get("database").unwrap_or_else(|| user.clone());
-    if get("replication").map(|r| r != "false" && r != "0" && r != "off").unwrap_or(false) {
-        let _ = out.error(&PgError::fatal(sqlstate::FEATURE_NOT_SUPPORTED, "replication connections are not supported by Tusk yet"));
-        let _ = out.flush();
-        return;
-    }
-    if shared.is_shutting_down() {
-        let _ = out.error(&PgError::fatal(sqlstate::CANNOT_CONNECT_NOW, "the database system is shutting down"));
-        let _ = out.flush();
-        return;
-    }
-    let Some(handle) = shared.register(&user, &database, peer) else {
-        let _ = out.error(&PgError::fatal(sqlstate::TOO_MANY_CONNECTIONS, "sorry, too many clients already"));
-        let _ = out.flush();
-        return;
-    };
-    let mut sql = match SqlSession::new(shared.cluster.clone(), &database, &user, handle.pid) {
-        Ok(s) => s,
-        Err(mut e) => {
-            e.severity = tusk_types::Severity::Fatal;
-            let _ = out.error(&e);
-            let _ = out.flush();
-            shared.unregister(handle.pid);
+    if version & 0xffff > 0 || !protocol_options.is_empty() {
+        if out.negotiate_protocol_version(&protocol_options).is_err() {
             return;
         }
+    }
+    let get = |k: &str| params.iter().rev().find(|(n, _)| n == k).map(|(_, v)| v.clone()).filter(|v| !v.is_empty());
+    let Some(user) = get("user").map(truncate_name) else {
+        return fatal(
+            &mut out,
+            PgError::fatal(sqlstate::INVALID_AUTHORIZATION_SPECIFICATION, "no PostgreSQL user name specified in startup packet"),
+        );
+    };
+    let database = truncate_name(get("database").unwrap_or_else(|| user.clone()));
+    if get("replication").map(|r| r != "false" && r != "0" && r != "off").unwrap_or(false) {
+        return fatal(&mut out, PgError::fatal(sqlstate::FEATURE_NOT_SUPPORTED, "replication connections are not supported by Tusk yet"));
+    }
+    if shared.is_shutting_down() {
+        return fatal(&mut out, PgError::fatal(sqlstate::CANNOT_CONNECT_NOW, "the database system is shutting down"));
+    }
+    let Some(handle) = shared.register(&user, &database, peer) else {
+        return fatal(&mut out, PgError::fatal(sqlstate::TOO_MANY_CONNECTIONS, "sorry, too many clients already"));
+    };
+    let _registration = Registration { shared: &shared, pid: handle.pid };
+    let mut sql = match SqlSession::new(shared.cluster.clone(), &database, &user, handle.pid) {
+        Ok(s) => s,
+        Err(e) => return fatal(&mut out, e),
     };
     sql.interrupt = handle.interrupt.clone();
-    if let Ok(sock) = reader_stream.try_clone() {
-        handle.set_socket(sock);
-    }
+    handle.set_socket(socket.0.clone());
     for (k, v) in &params {
         if matches!(k.as_str(), "user" | "database" | "replication") {
             continue;
@@ -184,23 +255,13 @@ pub fn serve(shared: Arc<Shared>, stream: TcpStream) {
             // -c name=value pairs.
             for opt in parse_options(v) {
                 if let Err(e) = sql.settings.borrow_mut().set(&opt.0, &opt.1) {
-                    let mut e = e;
-                    e.severity = tusk_types::Severity::Fatal;
-                    let _ = out.error(&e);
-                    let _ = out.flush();
-                    shared.unregister(handle.pid);
-                    return;
+                    return fatal(&mut out, e);
                 }
             }
             continue;
         }
         if let Err(e) = sql.settings.borrow_mut().set_from_startup(k, v) {
-            let mut e = e;
-            e.severity = tusk_types::Severity::Fatal;
-            let _ = out.error(&e);
-            let _ = out.flush();
-            shared.unregister(handle.pid);
-            return;
+            return fatal(&mut out, e);
         }
     }
     sql.settings.borrow_mut().mark_session_defaults();
@@ -215,8 +276,7 @@ pub fn serve(shared: Arc<Shared>, stream: TcpStream) {
         out.ready(b'I')?;
         out.flush()
     })();
-    if ok.is_err() {
-        shared.unregister(handle.pid);
+    if ok.is_err() || socket.0.set_read_timeout(None).is_err() {
         return;
     }
     let mut conn = Connection {
@@ -224,7 +284,7 @@ pub fn serve(shared: Arc<Shared>, stream: TcpStream) {
         handle: handle.clone(),
         sql,
         out,
-        reader: BufReader::with_capacity(64 * 1024, reader_stream),
+        reader,
         block: Block::Idle,
         implicit: false,
         hold_complete: false,
@@ -239,11 +299,11 @@ pub fn serve(shared: Arc<Shared>, stream: TcpStream) {
         read_timeout: None,
         simple_cache: HashMap::new(),
         simple_cache_generation: 0,
+        lost_sync: false,
     };
     conn.run();
     conn.sql.rollback();
     conn.drop_temp_objects();
-    shared.unregister(handle.pid);
 }
 
 /// `-c name=value` and `--name=value` items of the startup `options`.
@@ -303,11 +363,11 @@ impl Connection {
             let timeout = if idle_timeout > 0 && self.block != Block::Idle { Some(Duration::from_millis(idle_timeout)) } else { None };
             // A syscall: only when the timeout changes.
             if timeout != self.read_timeout {
-                let _ = self.reader.get_ref().set_read_timeout(timeout);
+                let _ = self.reader.get_ref().0.set_read_timeout(timeout);
                 self.read_timeout = timeout;
             }
             self.handle.set_idle(self.block != Block::Idle);
-            let msg = match protocol::read_message(&mut self.reader) {
+            let frame = match protocol::read_frame(&mut self.reader, protocol::message_limit) {
                 Ok(Some(m)) => m,
                 _ if self.handle.interrupt.is_terminated() => {
                     let _ = self.out.error(&PgError::fatal(sqlstate::ADMIN_SHUTDOWN, "terminating connection due to administrator command"));
@@ -315,7 +375,7 @@ impl Connection {
                     return;
                 }
                 Ok(None) => return,
-                Err(e) if e.code == sqlstate::ADMIN_SHUTDOWN && e.message == "timeout" => {
+                Err(ReadError::Timeout) => {
                     let _ = self.out.error(&PgError::fatal(
                         "25P03",
                         "terminating connection due to idle-in-transaction timeout",
@@ -323,12 +383,26 @@ impl Connection {
                     let _ = self.out.flush();
                     return;
                 }
-                Err(mut e) => {
-                    e.severity = tusk_types::Severity::Fatal;
-                    let _ = self.out.error(&e);
+                Err(ReadError::UnexpectedType(t)) => {
+                    // The message boundary is lost: FATAL, as PostgreSQL.
+                    let _ = self.out.error(&PgError::fatal(sqlstate::PROTOCOL_VIOLATION, format!("invalid frontend message type {t}")));
                     let _ = self.out.flush();
                     return;
                 }
+                Err(ReadError::Lost(why)) => {
+                    // PostgreSQL logs these and closes without a reply.
+                    log::info!("session {}: {why}", self.handle.pid);
+                    return;
+                }
+            };
+            let tag = frame.tag;
+            let extended = frame.is_extended();
+            let msg = match protocol::decode(tag, frame.body) {
+                Ok(m) => m,
+                Err(e) => match self.malformed(tag, extended, e) {
+                    Ok(()) => continue,
+                    Err(_) => return,
+                },
             };
             if self.handle.interrupt.is_terminated() {
                 let _ = self.out.error(&PgError::fatal(sqlstate::ADMIN_SHUTDOWN, "terminating connection due to administrator command"));
@@ -358,6 +432,32 @@ impl Connection {
                 return;
             }
         }
+    }
+
+    /// A message whose body does not decode: an ERROR, after which the
+    /// session goes on (PostgreSQL's pq_getmsg* errors). An extended-query
+    /// message skips to Sync; a Query or Sync ends with ReadyForQuery.
+    /// While skipping to Sync, PostgreSQL does not read bodies at all.
+    fn malformed(&mut self, tag: u8, extended: bool, e: PgError) -> std::io::Result<()> {
+        if tag == b'S' {
+            self.skip_until_sync = false;
+        }
+        if self.skip_until_sync || matches!(tag, b'd' | b'c' | b'f') {
+            // CopyData, CopyDone and CopyFail are ignored outside COPY.
+            return Ok(());
+        }
+        self.fail_statement();
+        self.send_error(e)?;
+        if extended {
+            self.skip_until_sync = true;
+            return Ok(());
+        }
+        if self.block == Block::Idle {
+            self.portals.clear();
+        }
+        self.report_changed_settings()?;
+        self.out.ready(self.status())?;
+        self.out.flush()
     }
 
     /// Handles one message; Ok(false) ends the connection.
@@ -423,12 +523,6 @@ impl Connection {
                 self.out.ready(self.status())?;
                 self.out.flush()?;
             }
-            Frontend::Password(_) => {
-                let e = PgError::fatal(sqlstate::PROTOCOL_VIOLATION, "unexpected password message");
-                self.out.error(&e)?;
-                self.out.flush()?;
-                return Ok(false);
-            }
         }
         Ok(true)
     }
@@ -476,7 +570,14 @@ impl Connection {
 
     fn send_error(&mut self, e: PgError) -> std::io::Result<()> {
         self.send_notices()?;
-        self.out.error(&e)
+        self.out.error(&e)?;
+        if self.lost_sync {
+            // As PostgreSQL after an error in the middle of a message.
+            self.out.error(&PgError::fatal(sqlstate::PROTOCOL_VIOLATION, "terminating connection because protocol synchronization was lost"))?;
+            self.out.flush()?;
+            return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, "protocol synchronization was lost"));
+        }
+        Ok(())
     }
 
     /// After an error: a block becomes failed, an implicit transaction rolls back.
@@ -756,20 +857,36 @@ impl Connection {
                     return Err(e);
                 }
                 loop {
-                    match protocol::read_message(&mut self.reader)? {
-                        Some(Frontend::CopyData(d)) => from.feed(&self.sql, &d)?,
-                        Some(Frontend::CopyDone) => break,
-                        Some(Frontend::CopyFail(m)) => {
-                            return Err(PgError::new(sqlstate::QUERY_CANCELED, format!("COPY from stdin failed: {m}")));
-                        }
-                        // PostgreSQL ignores these during copy-in.
-                        Some(Frontend::Flush) | Some(Frontend::Sync) => {}
-                        Some(_) => {
-                            return Err(PgError::new(sqlstate::PROTOCOL_VIOLATION, "unexpected message type during COPY from stdin"));
-                        }
-                        None => {
+                    // PostgreSQL's CopyGetData: a message type other than these
+                    // or a broken frame loses protocol sync, which ends the session.
+                    let frame = match protocol::read_frame(&mut self.reader, protocol::copy_message_limit) {
+                        Ok(Some(f)) => f,
+                        Ok(None) | Err(ReadError::Timeout) => {
+                            self.lost_sync = true;
                             return Err(PgError::new(sqlstate::CONNECTION_FAILURE, "unexpected EOF on client connection with an open transaction"));
                         }
+                        Err(ReadError::Lost(why)) => {
+                            log::info!("session {}: {why}", self.handle.pid);
+                            self.lost_sync = true;
+                            return Err(PgError::new(sqlstate::CONNECTION_FAILURE, "unexpected EOF on client connection with an open transaction"));
+                        }
+                        Err(ReadError::UnexpectedType(t)) => {
+                            self.lost_sync = true;
+                            return Err(PgError::new(sqlstate::PROTOCOL_VIOLATION, format!("unexpected message type 0x{t:02X} during COPY from stdin")));
+                        }
+                    };
+                    match frame.tag {
+                        b'd' => from.feed(&self.sql, &frame.body)?,
+                        // PostgreSQL reads no CopyDone body.
+                        b'c' => break,
+                        b'f' => {
+                            if let Frontend::CopyFail(m) = protocol::decode(frame.tag, frame.body)? {
+                                return Err(PgError::new(sqlstate::QUERY_CANCELED, format!("COPY from stdin failed: {m}")));
+                            }
+                        }
+                        // Flush and Sync are ignored during copy-in, for clients
+                        // that send them without noticing the COPY.
+                        _ => {}
                     }
                 }
                 let n = from.finish(&self.sql)?;
@@ -1132,7 +1249,7 @@ impl Connection {
         let types: Vec<SqlType> = param_types.iter().map(|&t| SqlType::new(if t == 0 { oid::UNKNOWN } else { t })).collect();
         for t in &types {
             if t.oid != oid::UNKNOWN && tusk_sql::catalog::builtins().type_info(t.oid).is_none() {
-                return Err(PgError::new(sqlstate::UNDEFINED_OBJECT, format!("type with OID {} does not exist", t.oid)));
+                return Err(PgError::internal(format!("cache lookup failed for type {}", t.oid)));
             }
         }
         self.handle.set_query(query);
@@ -1161,8 +1278,21 @@ impl Connection {
         result_formats: Vec<i16>,
     ) -> PgResult<()> {
         let prepared = self.prepared.get(statement).cloned().ok_or_else(|| {
-            PgError::new(sqlstate::INVALID_SQL_STATEMENT_NAME, format!("prepared statement \"{statement}\" does not exist"))
+            PgError::new(
+                sqlstate::INVALID_SQL_STATEMENT_NAME,
+                if statement.is_empty() {
+                    "unnamed prepared statement does not exist".to_string()
+                } else {
+                    format!("prepared statement \"{statement}\" does not exist")
+                },
+            )
         })?;
+        if param_formats.len() > 1 && param_formats.len() != params.len() {
+            return Err(PgError::new(
+                sqlstate::PROTOCOL_VIOLATION,
+                format!("bind message has {} parameter formats but {} parameters", param_formats.len(), params.len()),
+            ));
+        }
         if params.len() != prepared.param_types.len() {
             return Err(PgError::new(
                 sqlstate::PROTOCOL_VIOLATION,
@@ -1172,12 +1302,6 @@ impl Connection {
                     statement,
                     prepared.param_types.len()
                 ),
-            ));
-        }
-        if param_formats.len() > 1 && param_formats.len() != params.len() {
-            return Err(PgError::new(
-                sqlstate::PROTOCOL_VIOLATION,
-                format!("bind message has {} parameter formats but {} parameters", param_formats.len(), params.len()),
             ));
         }
         if self.block == Block::Failed {
@@ -1194,6 +1318,9 @@ impl Connection {
                 1 => param_formats[0],
                 _ => param_formats[i],
             };
+            if format != 0 && format != 1 {
+                return Err(PgError::new(sqlstate::INVALID_PARAMETER_VALUE, format!("unsupported format code: {format}")));
+            }
             let v = match p {
                 None => Datum::Null,
                 Some(bytes) => {
@@ -1203,13 +1330,22 @@ impl Connection {
                                 .with_detail(e.message)
                         })?
                     } else {
-                        let text = std::str::from_utf8(&bytes)
-                            .map_err(|_| PgError::new(sqlstate::CHARACTER_NOT_IN_REPERTOIRE, "invalid byte sequence for encoding \"UTF8\""))?;
+                        let text = protocol::check_utf8(&bytes)?;
                         tusk_sql::functions::io::parse_text(text, *ty, &settings, false)?
                     }
                 }
             };
             values.push(v);
+        }
+        // PortalSetResultFormat: one format for all columns, or one each.
+        if result_formats.len() > 1 {
+            let columns = result_columns(&prepared);
+            if let Some(cols) = columns.filter(|c| c.len() != result_formats.len()) {
+                return Err(PgError::new(
+                    sqlstate::PROTOCOL_VIOLATION,
+                    format!("bind message has {} result formats but query has {} columns", result_formats.len(), cols.len()),
+                ));
+            }
         }
         self.portals.insert(
             portal.to_string(),
@@ -1241,25 +1377,7 @@ impl Connection {
     }
 
     fn describe_result(&mut self, p: &Prepared, formats: &[i16]) -> PgResult<()> {
-        let cols = match (&p.plan, &p.stmt) {
-            (Some(plan), _) => {
-                if plan.columns.is_empty() && !matches!(p.stmt.as_ref().map(|s| &s.node), Some(NodeEnum::SelectStmt(_))) {
-                    None
-                } else {
-                    Some(plan.columns.clone())
-                }
-            }
-            (None, Some(stmt)) => match &stmt.node {
-                NodeEnum::VariableShowStmt(v) => Some(vec![OutputColumn {
-                    name: tusk_sql::settings::lookup_def(&v.name).map(|d| d.name.clone()).unwrap_or_else(|| v.name.clone()),
-                    ty: SqlType::new(oid::TEXT),
-                    origin: None,
-                }]),
-                _ => None,
-            },
-            _ => None,
-        };
-        match cols {
+        match result_columns(p) {
             Some(c) => self.row_description(&c, formats).map_err(io_err),
             None => self.out.msg(b'n', |_| {}).map_err(io_err),
         }
@@ -1289,6 +1407,7 @@ impl Connection {
             while max == 0 || n < max {
                 match rows.next() {
                     Some(r) => {
+                        check_result_formats(&portal.result_formats)?;
                         self.data_row(&r, &cols, &portal.result_formats).map_err(io_err)?;
                         n += 1;
                     }
@@ -1307,8 +1426,9 @@ impl Connection {
                 || matches!(&stmt.node, NodeEnum::VariableSetStmt(v) if v.kind == 4)
                 || matches!(&stmt.node, NodeEnum::PrepareStmt(_) | NodeEnum::ExecuteStmt(_) | NodeEnum::DeallocateStmt(_));
             if is_txn || prepared.plan.is_none() {
-                // Utility statements run to completion in one go.
-                if commands::is_utility(&stmt.node) && !is_txn {
+                // Utility statements run to completion in one go (COPY
+                // too, but it talks to the client: run_statement runs it).
+                if commands::is_utility(&stmt.node) && !is_txn && !matches!(&stmt.node, NodeEnum::CopyStmt(_)) {
                     if let Some(what) = commands::forbidden_in_block(&stmt.node) {
                         if self.block != Block::Idle {
                             return Err(PgError::new(sqlstate::ACTIVE_SQL_TRANSACTION, format!("{what} cannot run inside a transaction block")));
@@ -1350,7 +1470,11 @@ impl Connection {
         let done = {
             let out = &mut self.out;
             let settings = self.sql.settings.borrow().clone();
+            let first = portal.sent == 0;
             run.fetch(&self.sql, max, &mut |row| {
+                if first && count == 0 {
+                    check_result_formats(&formats)?;
+                }
                 count += 1;
                 write_data_row(out, &row, &cols, &formats, &settings).map_err(io_err)
             })?
@@ -1371,6 +1495,38 @@ impl Connection {
                 log::warn!("could not drop temporary objects of session {}: {e}", self.handle.pid);
             }
         }
+    }
+}
+
+/// The columns a prepared statement returns; None for one that returns no
+/// rows (RowDescription or NoData).
+fn result_columns(p: &Prepared) -> Option<Vec<OutputColumn>> {
+    match (&p.plan, &p.stmt) {
+        (Some(plan), _) => {
+            if plan.columns.is_empty() && !matches!(p.stmt.as_ref().map(|s| &s.node), Some(NodeEnum::SelectStmt(_))) {
+                None
+            } else {
+                Some(plan.columns.clone())
+            }
+        }
+        (None, Some(stmt)) => match &stmt.node {
+            NodeEnum::VariableShowStmt(v) => Some(vec![OutputColumn {
+                name: tusk_sql::settings::lookup_def(&v.name).map(|d| d.name.clone()).unwrap_or_else(|| v.name.clone()),
+                ty: SqlType::new(oid::TEXT),
+                origin: None,
+            }]),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Result format codes are checked when the first row goes out, as
+/// PostgreSQL's printtup does.
+fn check_result_formats(formats: &[i16]) -> PgResult<()> {
+    match formats.iter().find(|&&f| f != 0 && f != 1) {
+        Some(f) => Err(PgError::new(sqlstate::INVALID_PARAMETER_VALUE, format!("unsupported format code: {f}"))),
+        None => Ok(()),
     }
 }
 

@@ -57,11 +57,11 @@ pub struct BackendHandle {
     activity: Mutex<(String, bool)>,
     /// The client socket, so that terminating an idle session wakes its
     /// thread from the read it is blocked in.
-    socket: Mutex<Option<std::net::TcpStream>>,
+    socket: Mutex<Option<Arc<std::net::TcpStream>>>,
 }
 
 impl BackendHandle {
-    pub fn set_socket(&self, socket: std::net::TcpStream) {
+    pub fn set_socket(&self, socket: Arc<std::net::TcpStream>) {
         *self.socket.lock() = Some(socket);
     }
 
@@ -77,7 +77,12 @@ impl BackendHandle {
     pub fn set_query(&self, q: &str) {
         let mut a = self.activity.lock();
         a.0.clear();
-        a.0.push_str(&q[..q.len().min(1024)]);
+        // Clipped like track_activity_query_size, on a character boundary.
+        let mut end = q.len().min(1024);
+        while !q.is_char_boundary(end) {
+            end -= 1;
+        }
+        a.0.push_str(&q[..end]);
     }
 
     pub fn set_idle(&self, in_transaction: bool) {
@@ -210,7 +215,7 @@ impl Server {
                         log::error!("could not start a session thread: {e}");
                     }
                 }
-                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => std::thread::sleep(Duration::from_millis(20)),
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => wait_readable(&self.listener, Duration::from_millis(50)),
                 Err(e) => {
                     log::warn!("accept failed: {e}");
                     std::thread::sleep(Duration::from_millis(20));
@@ -224,8 +229,10 @@ impl Server {
         drop(self.listener);
         self.shared.shutdown.store(mode as u8, Ordering::SeqCst);
         if mode == ShutdownMode::Immediate {
+            // No flush and no waiting for sessions: the caller removes its
+            // PID file and exits, and the next start recovers from the WAL.
             log::info!("immediate shutdown");
-            std::process::exit(0);
+            return Ok(());
         }
         let mut mode = mode;
         if mode == ShutdownMode::Smart {
@@ -240,7 +247,8 @@ impl Server {
                 std::thread::sleep(Duration::from_millis(50));
             }
             if mode == ShutdownMode::Immediate {
-                std::process::exit(0);
+                log::info!("immediate shutdown");
+                return Ok(());
             }
         }
         if self.shared.session_count() > 0 {
@@ -256,6 +264,18 @@ impl Server {
         self.shared.cluster.engine.close()?;
         log::info!("database system is shut down");
         Ok(())
+    }
+}
+
+/// Waits until a connection is pending on `listener` or `timeout` passes:
+/// a new client is accepted at once, and the stop check still runs often.
+fn wait_readable(listener: &TcpListener, timeout: Duration) {
+    use std::os::fd::AsRawFd;
+    let mut fd = libc::pollfd { fd: listener.as_raw_fd(), events: libc::POLLIN, revents: 0 };
+    // SAFETY: one valid pollfd for the duration of the call.
+    let r = unsafe { libc::poll(&mut fd, 1, timeout.as_millis() as libc::c_int) };
+    if r < 0 {
+        std::thread::sleep(Duration::from_millis(20));
     }
 }
 

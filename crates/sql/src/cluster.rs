@@ -30,6 +30,13 @@ pub struct Cluster {
     catalogs: RwLock<HashMap<Oid, Arc<DbCatalog>>>,
     /// Serializes catalog reloads so an older reload never replaces a newer one.
     reload: Mutex<()>,
+    /// Held (exclusively) by a transaction that changed the catalog from
+    /// just before its commit until the committed catalog is reloaded, so
+    /// that nobody reads the committed catalog in between: a session whose
+    /// relation lock was released by that commit must see the new catalog
+    /// when it checks whether its plan went stale, or it would write with
+    /// the old one (missing a new index, into storage a rewrite replaced).
+    commit_gate: RwLock<()>,
     pub sequences: Sequences,
     /// Storage ids to delete, for the background deleter.
     dropper: Mutex<std::sync::mpsc::Sender<Vec<u32>>>,
@@ -65,6 +72,7 @@ impl Cluster {
             cluster_catalog: RwLock::new(Arc::new(ClusterCatalog::default())),
             catalogs: RwLock::new(HashMap::new()),
             reload: Mutex::new(()),
+            commit_gate: RwLock::new(()),
             sequences: Sequences::new(engine.clone()),
         });
         {
@@ -78,6 +86,10 @@ impl Cluster {
             }
         }
         cluster.reload_cluster()?;
+        let undone = cluster.sequences.undo_interrupted_restarts()?;
+        if undone > 0 {
+            log::info!("undid {undone} sequence restart(s) of transactions that did not commit");
+        }
         cluster.drop_leftover_temp_objects()?;
         cluster.drop_orphaned_storage()?;
         Ok(cluster)
@@ -106,10 +118,18 @@ impl Cluster {
 
     /// The committed catalog of a database.
     pub fn catalog(&self, db: Oid) -> PgResult<Arc<DbCatalog>> {
+        // Waits for a catalog change that is committing (see `commit_gate`).
+        drop(self.commit_gate.read());
         if let Some(c) = self.catalogs.read().get(&db) {
             return Ok(c.clone());
         }
         self.reload_database(db)
+    }
+
+    /// Closes the gate for a committing catalog change; open it (drop the
+    /// guard) once the committed catalog is reloaded.
+    pub fn catalog_commit_gate(&self) -> parking_lot::RwLockWriteGuard<'_, ()> {
+        self.commit_gate.write()
     }
 
     pub fn reload_cluster(&self) -> PgResult<()> {

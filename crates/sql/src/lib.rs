@@ -17,6 +17,7 @@ pub mod planner;
 pub mod query;
 pub mod session;
 pub mod settings;
+pub mod stack;
 pub mod stats;
 
 pub use cluster::Cluster;

@@ -24,7 +24,8 @@ pub enum JoinKind {
 #[derive(Clone, Debug)]
 pub enum RteKind {
     Relation(Arc<Relation>),
-    Subquery(Box<Query>),
+    /// Shared: a WITH query inlined at each reference is not copied.
+    Subquery(Arc<Query>),
     Values(Vec<Vec<Expr>>),
     /// A set-returning function in FROM; `ordinality` adds a bigint column.
     Function { call: Expr, ordinality: bool, columns_from_record: bool },

@@ -65,7 +65,7 @@ pub struct SqlSession {
     pub on_commit: RefCell<Vec<(Oid, OnCommit)>>,
     /// Sequence states before this transaction restarted them (TRUNCATE
     /// RESTART IDENTITY, ALTER SEQUENCE RESTART), put back if it rolls back.
-    sequence_undo: RefCell<Vec<(Oid, i64, bool)>>,
+    sequence_undo: RefCell<Vec<(Oid, i64, bool, Option<Vec<u8>>)>>,
     /// One mark per open storage savepoint: the session state to return to
     /// when the transaction rolls back to it.
     savepoint_marks: RefCell<Vec<SavepointMark>>,
@@ -140,6 +140,11 @@ pub fn now_micros() -> i64 {
 
 impl SqlSession {
     pub fn new(cluster: Arc<Cluster>, db_name: &str, user: &str, pid: i32) -> PgResult<SqlSession> {
+        // The role first, as PostgreSQL's InitPostgres checks it.
+        let cat = cluster.cluster_catalog();
+        let role = cat
+            .role_by_name(user)
+            .ok_or_else(|| PgError::fatal(sqlstate::INVALID_AUTHORIZATION_SPECIFICATION, format!("role \"{user}\" does not exist")))?;
         let db = cluster.database_oid(db_name)?;
         let cat = cluster.cluster_catalog();
         let database = cat.databases.get(&db).expect("found above");
@@ -149,9 +154,6 @@ impl SqlSession {
                 format!("database \"{db_name}\" is not currently accepting connections"),
             ));
         }
-        let role = cat
-            .role_by_name(user)
-            .ok_or_else(|| PgError::fatal(sqlstate::INVALID_AUTHORIZATION_SPECIFICATION, format!("role \"{user}\" does not exist")))?;
         let mut settings = Settings::default();
         settings.set_internal("session_authorization", user);
         settings.set_internal("is_superuser", if role.superuser { "on" } else { "off" });
@@ -281,6 +283,9 @@ impl SqlSession {
         self.savepoint_marks.borrow_mut().clear();
         self.locked_relations.borrow_mut().clear();
         let fresh: Vec<u32> = self.fresh_storage.borrow_mut().drain().map(|(id, _)| id).collect();
+        // A catalog change: nobody reads the committed catalog between
+        // this commit (which releases the relation locks) and the reload.
+        let gate = (ddl || cluster_changed).then(|| self.cluster.catalog_commit_gate());
         let result = txn.commit();
         if cluster_changed {
             self.cluster.reload_cluster()?;
@@ -288,6 +293,7 @@ impl SqlSession {
         if ddl {
             self.cluster.reload_database(self.db)?;
         }
+        drop(gate);
         if result.is_ok() {
             self.sequence_undo.borrow_mut().clear();
             self.cluster.drop_storage(&drops);
@@ -387,17 +393,30 @@ impl SqlSession {
     /// savepoint it is under) puts the old state back.
     pub fn restart_sequence(&self, seq: Oid, info: &crate::catalog::SequenceInfo, value: i64) -> PgResult<()> {
         let (last, called) = self.cluster.sequences.peek(seq, info)?;
+        // The first restart of the sequence in this transaction leaves an
+        // undo record for a crash before the commit, which the commit
+        // deletes (see `Sequences::begin_restart`).
+        let marker = if self.sequence_undo.borrow().iter().any(|(s, ..)| *s == seq) {
+            None
+        } else {
+            let key = self.cluster.sequences.begin_restart(seq, info)?;
+            self.txn()?.delete(&key)?;
+            Some(key)
+        };
         self.cluster.sequences.restart(seq, value)?;
-        self.sequence_undo.borrow_mut().push((seq, last, called));
+        self.sequence_undo.borrow_mut().push((seq, last, called, marker));
         Ok(())
     }
 
     /// Puts back sequence states recorded after the first `keep` entries.
     fn undo_sequence_restarts(&self, keep: usize) {
-        let undo: Vec<(Oid, i64, bool)> = self.sequence_undo.borrow_mut().drain(keep..).collect();
-        for (seq, last, called) in undo.into_iter().rev() {
+        let undo: Vec<_> = self.sequence_undo.borrow_mut().drain(keep..).collect();
+        for (seq, last, called, marker) in undo.into_iter().rev() {
             // The sequence may have been dropped meanwhile; nothing to restore then.
             let _ = self.cluster.sequences.restore(seq, last, called);
+            if let Some(key) = marker {
+                let _ = self.cluster.sequences.end_restart(&key);
+            }
         }
     }
 

@@ -247,6 +247,18 @@ impl Txn {
         }
     }
 
+    /// READ COMMITTED: moves the current statement's snapshot to now. DDL
+    /// calls it once it holds a relation's exclusive lock: the writers it
+    /// waited for have committed, and what it reads next (the rows an index
+    /// build or a rewrite copies) must include their rows, as PostgreSQL's
+    /// builds see every row committed before the lock was granted.
+    /// REPEATABLE READ keeps its transaction snapshot.
+    pub fn refresh_statement_snapshot(&self) {
+        if self.isolation.per_statement() {
+            *self.snapshot.borrow_mut() = Some(Arc::new(self.engine.db().snapshot()));
+        }
+    }
+
     fn rocks(&self) -> &RocksTxn {
         self.inner.get_or_init(|| {
             let mut wo = WriteOptions::default();

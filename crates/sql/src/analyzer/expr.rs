@@ -52,6 +52,7 @@ impl<'a> Analyzer<'a> {
         if self.expr_depth >= super::MAX_EXPR_DEPTH {
             return Err(crate::parser::stack_depth_error());
         }
+        crate::stack::check()?;
         self.expr_depth += 1;
         let e = self.transform_node(n);
         self.expr_depth -= 1;

@@ -85,6 +85,8 @@ pub struct Analyzer<'a> {
     pub sql: &'a str,
     /// Expressions being analyzed, innermost last (for the depth limit).
     pub(crate) expr_depth: usize,
+    /// What inlined WITH queries refer to outside themselves (select::escape).
+    pub(crate) escape_memo: select::EscapeMemo,
 }
 
 /// How deeply expressions may nest. Analysis, planning and evaluation all
@@ -114,7 +116,7 @@ pub(crate) fn name_list(names: &[Node]) -> String {
 
 impl<'a> Analyzer<'a> {
     pub fn new(env: AnalyzerEnv<'a>, param_types: &[SqlType], sql: &'a str) -> Analyzer<'a> {
-        Analyzer { env, b: builtins(), params: RefCell::new(param_types.to_vec()), levels: Vec::new(), sql, expr_depth: 0 }
+        Analyzer { env, b: builtins(), params: RefCell::new(param_types.to_vec()), levels: Vec::new(), sql, expr_depth: 0, escape_memo: Default::default() }
     }
 
     /// Parameter types after analysis; unresolved ones are an error.
@@ -312,6 +314,7 @@ impl<'a> Analyzer<'a> {
     /// (string literals) unresolved, for INSERT ... SELECT to give them the
     /// target columns' types.
     pub(crate) fn analyze_select_stmt_with(&mut self, stmt: &pg_query::protobuf::SelectStmt, resolve_unknowns: bool) -> PgResult<Query> {
+        crate::stack::check()?;
         let (mut q, level) = self.with_level(|a| a.transform_select_inner(stmt, resolve_unknowns))?;
         q.rtable = level.rtable;
         if q.ctes.is_empty() {

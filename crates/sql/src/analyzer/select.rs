@@ -3,6 +3,8 @@
 //! WHERE/GROUP BY/HAVING, ORDER BY, DISTINCT, LIMIT, VALUES, set
 //! operations and WITH.
 
+use std::sync::Arc;
+
 use pg_query::protobuf::{self as pb, Node};
 use pg_query::NodeEnum;
 use tusk_types::oid::{self, Oid};
@@ -344,8 +346,15 @@ impl<'a> Analyzer<'a> {
                 let kind = if cte.recursive || cte.modifying {
                     RteKind::Cte { index: idx, levels_up: up as u32, recursive_self: false }
                 } else {
-                    // Non-recursive WITH queries are inlined as subqueries.
-                    RteKind::Subquery(cte.query.clone())
+                    // Non-recursive WITH queries are inlined as subqueries;
+                    // inlined `up` levels below where they were defined, what
+                    // they reference outside themselves (other WITH queries,
+                    // outer columns) is `up` levels further out.
+                    let mut q = Arc::new((*cte.query).clone());
+                    if up > 0 && escape(&q, &mut self.escape_memo)? > 0 {
+                        shift_outer_refs(Arc::make_mut(&mut q), up as u32, 0, &mut self.escape_memo)?;
+                    }
+                    RteKind::Subquery(q)
                 };
                 let rte = RangeTblEntry {
                     kind,
@@ -381,7 +390,7 @@ impl<'a> Analyzer<'a> {
             }
         }
         Ok(RangeTblEntry {
-            kind: RteKind::Subquery(Box::new(q)),
+            kind: RteKind::Subquery(Arc::new(q)),
             alias: alias.aliasname.clone(),
             has_alias: true,
             col_names,
@@ -1109,6 +1118,7 @@ impl<'a> Analyzer<'a> {
                 let idx = *idx;
                 let mut rte = std::mem::replace(&mut self.level().rtable[idx].kind, RteKind::Values(vec![]));
                 if let RteKind::Subquery(q) = &mut rte {
+                    let q = Arc::make_mut(q);
                     let mut i = 0;
                     for t in q.targets.iter_mut().filter(|t| !t.junk) {
                         let target = types[i];
@@ -1338,6 +1348,172 @@ fn sort_location(n: &Node) -> i32 {
 fn select_references(sel: &pb::SelectStmt, name: &str) -> bool {
     let node = pg_query::protobuf::node::Node::SelectStmt(Box::new(sel.clone()));
     node.nodes().iter().any(|(n, _, _)| matches!(n, pg_query::NodeRef::RangeVar(rv) if rv.relname == name && rv.schemaname.is_empty()))
+}
+
+/// Memo of `escape` for shared (inlined WITH) subqueries, by address; it
+/// holds the Arc so that the address is not reused while remembered.
+pub(crate) type EscapeMemo = std::collections::HashMap<usize, (Arc<Query>, u32)>;
+
+/// How many query levels beyond itself `q` reaches: the largest
+/// `levels_up - nesting` of its Vars and WITH query references, 0 when it
+/// refers to nothing outside. Shared subqueries are looked at once, so a
+/// chain of WITH queries each reading the previous one costs linear time.
+pub(crate) fn escape(q: &Query, memo: &mut EscapeMemo) -> PgResult<u32> {
+    crate::stack::check()?;
+    fn expr(e: &Expr, memo: &mut EscapeMemo) -> PgResult<u32> {
+        let mut out = 0;
+        let mut err = None;
+        e.walk(&mut |x| match x {
+            Expr::Var(v) => out = out.max(v.levels_up),
+            Expr::SubLink { query, .. } if err.is_none() => match escape(query, memo) {
+                Ok(n) => out = out.max(n.saturating_sub(1)),
+                Err(e) => err = Some(e),
+            },
+            _ => {}
+        });
+        err.map_or(Ok(out), Err)
+    }
+    fn from_item(f: &FromItem, memo: &mut EscapeMemo) -> PgResult<u32> {
+        match f {
+            FromItem::Join { left, right, quals, .. } => {
+                let q = match quals {
+                    Some(e) => expr(e, memo)?,
+                    None => 0,
+                };
+                Ok(from_item(left, memo)?.max(from_item(right, memo)?).max(q))
+            }
+            FromItem::Rte(_) => Ok(0),
+        }
+    }
+    let mut out = 0;
+    for rte in &q.rtable {
+        let n = match &rte.kind {
+            RteKind::Subquery(sq) => shared_escape(sq, memo)?.saturating_sub(1),
+            RteKind::Values(rows) => rows.iter().flatten().map(|e| expr(e, memo)).try_fold(0, |a, n| n.map(|n| a.max(n)))?,
+            RteKind::Function { call, .. } => expr(call, memo)?,
+            RteKind::Cte { levels_up, .. } => *levels_up,
+            RteKind::Join { columns, .. } => columns.iter().map(|e| expr(e, memo)).try_fold(0, |a, n| n.map(|n| a.max(n)))?,
+            RteKind::Relation(_) => 0,
+        };
+        out = out.max(n);
+    }
+    for f in &q.from {
+        out = out.max(from_item(f, memo)?);
+    }
+    let exprs = q
+        .quals
+        .iter()
+        .chain(q.having.iter())
+        .chain(q.limit.iter())
+        .chain(q.offset.iter())
+        .chain(q.group_by.iter())
+        .chain(q.targets.iter().chain(q.returning.iter()).map(|t| &t.expr))
+        .chain(q.update_set.iter().map(|(_, e)| e))
+        .chain(q.view_checks.iter().map(|(_, e)| e));
+    for e in exprs {
+        out = out.max(expr(e, memo)?);
+    }
+    for c in &q.ctes {
+        out = out.max(escape(&c.query, memo)?.saturating_sub(1));
+        if let Some((b, r, _)) = &c.recursive_parts {
+            out = out.max(escape(b, memo)?.saturating_sub(1)).max(escape(r, memo)?.saturating_sub(1));
+        }
+    }
+    Ok(out)
+}
+
+/// `escape` of a shared subquery, remembered.
+fn shared_escape(q: &Arc<Query>, memo: &mut EscapeMemo) -> PgResult<u32> {
+    let key = Arc::as_ptr(q) as usize;
+    if let Some((_, n)) = memo.get(&key) {
+        return Ok(*n);
+    }
+    let n = escape(q, memo)?;
+    memo.insert(key, (q.clone(), n));
+    Ok(n)
+}
+
+/// Raises by `by` the levels_up of every reference in `q` (at nesting
+/// `depth` below the query being moved) to a query level outside it: Vars
+/// and WITH query references (PostgreSQL's IncrementVarSublevelsUp).
+pub(crate) fn shift_outer_refs(q: &mut Query, by: u32, depth: u32, memo: &mut EscapeMemo) -> PgResult<()> {
+    crate::stack::check()?;
+    let failed: std::cell::Cell<Option<PgError>> = std::cell::Cell::new(None);
+    let expr = |e: Expr| -> Expr {
+        e.rewrite(&mut |x| match x {
+            Expr::Var(mut v) if v.levels_up > depth => {
+                v.levels_up += by;
+                Expr::Var(v)
+            }
+            Expr::SubLink { kind, test, op, mut query, ty } => {
+                if let Err(e) = shift_outer_refs(&mut query, by, depth + 1, &mut EscapeMemo::new()) {
+                    failed.set(Some(e));
+                }
+                Expr::SubLink { kind, test, op, query, ty }
+            }
+            other => other,
+        })
+    };
+    let ex = |e: &mut Expr| {
+        let taken = std::mem::replace(e, Expr::null(SqlType::new(0)));
+        *e = expr(taken);
+    };
+    for rte in &mut q.rtable {
+        match &mut rte.kind {
+            // Shared subqueries that reach no further than this query stay shared.
+            RteKind::Subquery(sq) => {
+                if shared_escape(sq, memo)? > depth + 1 {
+                    shift_outer_refs(Arc::make_mut(sq), by, depth + 1, memo)?;
+                }
+            }
+            RteKind::Values(rows) => rows.iter_mut().flatten().for_each(ex),
+            RteKind::Function { call, .. } => ex(call),
+            RteKind::Cte { levels_up, .. } => {
+                if *levels_up > depth {
+                    *levels_up += by;
+                }
+            }
+            RteKind::Join { columns, .. } => columns.iter_mut().for_each(ex),
+            RteKind::Relation(_) => {}
+        }
+    }
+    fn from_item(f: &mut FromItem, ex: &dyn Fn(&mut Expr)) {
+        if let FromItem::Join { left, right, quals, .. } = f {
+            from_item(left, ex);
+            from_item(right, ex);
+            if let Some(e) = quals {
+                ex(e);
+            }
+        }
+    }
+    for f in &mut q.from {
+        from_item(f, &ex);
+    }
+    for e in q.quals.iter_mut().chain(q.having.iter_mut()).chain(q.limit.iter_mut()).chain(q.offset.iter_mut()) {
+        ex(e);
+    }
+    for t in q.targets.iter_mut().chain(q.returning.iter_mut()) {
+        ex(&mut t.expr);
+    }
+    q.group_by.iter_mut().for_each(ex);
+    for (_, e) in q.update_set.iter_mut() {
+        ex(e);
+    }
+    for (_, e) in q.view_checks.iter_mut() {
+        ex(e);
+    }
+    for cte in &mut q.ctes {
+        shift_outer_refs(&mut cte.query, by, depth + 1, memo)?;
+        if let Some((base, rec, _)) = &mut cte.recursive_parts {
+            shift_outer_refs(base, by, depth + 1, memo)?;
+            shift_outer_refs(rec, by, depth + 1, memo)?;
+        }
+    }
+    // Only SELECTs are inlined: an INSERT's source (q.insert) never comes here.
+    match failed.take() {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
 }
 
 /// Checks a sublink's query for references to the grouped level.

@@ -147,6 +147,8 @@ impl<'s> Ddl<'s> {
     pub fn lock_relation(&self, rel: Oid) -> PgResult<()> {
         let txn = self.txn()?;
         txn.get_for_update(&relation_lock_key(rel))?;
+        // The writers this waited for have committed: read their rows too.
+        txn.refresh_statement_snapshot();
         let Some(known) = self.catalog.relation(rel) else { return Ok(()) };
         match txn.get_latest(&store::relation_key(self.db(), rel))? {
             Some(row) if row == store::encode(&**known) => Ok(()),

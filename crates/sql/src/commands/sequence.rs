@@ -38,6 +38,9 @@ fn state_key(seq: Oid) -> Vec<u8> {
     k
 }
 
+/// Where undo records of sequence restarts live (see `Sequences::begin_restart`).
+const RESTART_UNDO_PREFIX: [u8; 2] = [META_PREFIX, b'u'];
+
 fn encode(value: i64, is_called: bool) -> Vec<u8> {
     let mut v = value.to_be_bytes().to_vec();
     v.push(is_called as u8);
@@ -142,6 +145,74 @@ impl Sequences {
         self.engine.put_direct(&state_key(seq), &encode(last_value, is_called), true)?;
         states.insert(seq, Arc::new(Mutex::new(SeqState { last_value, is_called, logged: last_value })));
         Ok(())
+    }
+
+    /// Before the first restart of `seq` in a transaction: records durably
+    /// the state to go back to if the transaction never commits. A restart
+    /// is written at once, outside the transaction (nextval is), so a crash
+    /// before the commit would keep it, and the sequence would hand out its
+    /// values again; the next start finds the record and undoes the restart
+    /// (`undo_interrupted_restarts`). The restarting transaction deletes
+    /// the record (whose key this returns, one of its own so that no two
+    /// transactions contend for it) as part of its commit; a rollback
+    /// deletes it directly.
+    pub fn begin_restart(&self, seq: Oid, info: &SequenceInfo) -> PgResult<Vec<u8>> {
+        let (last_value, is_called) = self.peek(seq, info)?;
+        let mut record = encode(last_value, is_called);
+        record.push((info.increment > 0) as u8);
+        let mut key = RESTART_UNDO_PREFIX.to_vec();
+        key.extend_from_slice(&seq.to_be_bytes());
+        key.extend_from_slice(&self.engine.next_counter(b"sequence restart", 1, 0, false)?.to_be_bytes());
+        self.engine.put_direct(&key, &record, true)?;
+        Ok(key)
+    }
+
+    /// A rolled-back restart needs its undo record no more.
+    pub fn end_restart(&self, key: &[u8]) -> PgResult<()> {
+        self.engine.delete_direct(key)
+    }
+
+    /// At start: undoes restarts whose transactions never committed. The
+    /// sequence continues after the later of the state before the restart
+    /// and what it handed out since (concurrent sessions may have used the
+    /// restarted sequence), so no value comes out twice.
+    pub fn undo_interrupted_restarts(&self) -> PgResult<usize> {
+        let prefix = RESTART_UNDO_PREFIX;
+        let mut records = Vec::new();
+        {
+            let mut it = self.engine.db().raw_iterator();
+            it.seek(prefix);
+            while let (Some(k), Some(v)) = (it.key(), it.value()) {
+                if !k.starts_with(&prefix) {
+                    break;
+                }
+                records.push((k.to_vec(), v.to_vec()));
+                it.next();
+            }
+        }
+        for (key, record) in &records {
+            let Some(seq) = key.get(2..6).and_then(|b| b.try_into().ok()).map(Oid::from_be_bytes) else { continue };
+            if record.len() == 10 {
+                let before = i64::from_be_bytes(record[..8].try_into().expect("8 bytes"));
+                let before_called = record[8] != 0;
+                let ascending = record[9] != 0;
+                let state = match self.engine.get_latest(&state_key(seq))? {
+                    // Dropped since: nothing to undo.
+                    None => None,
+                    Some(v) if v.len() == 9 => {
+                        let now = i64::from_be_bytes(v[..8].try_into().expect("8 bytes"));
+                        let beyond = if ascending { now > before } else { now < before };
+                        Some(if beyond { (now, v[8] != 0) } else { (before, before_called) })
+                    }
+                    Some(_) => Some((before, before_called)),
+                };
+                if let Some((value, is_called)) = state {
+                    self.engine.put_direct(&state_key(seq), &encode(value, is_called), true)?;
+                }
+            }
+            self.engine.delete_direct(key)?;
+        }
+        Ok(records.len())
     }
 
     /// ALTER SEQUENCE ... RESTART / new parameters: start over from `value`.

@@ -671,7 +671,7 @@ impl TableAccess {
             && self.rel.columns.iter().zip(&other.rel.columns).all(|(a, b)| a.dropped == b.dropped && a.type_oid == b.type_oid && a.typmod == b.typmod)
     }
 
-    /// Every (row key, stored value) of the table, as of the statement snapshot.
+    /// Every (row key, stored value) of the table, read as `scan_all` reads.
     pub fn scan_all_stored(&self, cx: &ExecCx, f: &mut dyn FnMut(&[u8], &[u8]) -> PgResult<()>) -> PgResult<()> {
         let mut lower = self.prefix.clone();
         let upper = prefix_end(&self.prefix);
@@ -681,7 +681,7 @@ impl TableAccess {
         }
         loop {
             cx.check()?;
-            let batch = cx.txn.scan(&lower, &upper, false, SCAN_BATCH)?;
+            let batch = cx.txn.scan_latest(&lower, &upper, false, SCAN_BATCH)?;
             let n = batch.len();
             for (k, v) in &batch {
                 f(k, v)?;
@@ -774,7 +774,13 @@ impl TableAccess {
         Ok(())
     }
 
-    /// Every (row key, row) of the table, as of the statement snapshot.
+    /// Every (row key, row) of the table, newest committed versions plus
+    /// the transaction's own writes: what DDL holding the table's exclusive
+    /// lock builds an index from or rewrites. (PostgreSQL's index builds
+    /// and table rewrites read every committed row, whatever the isolation
+    /// level; a REPEATABLE READ snapshot would leave out rows committed
+    /// after it, for good. Under READ COMMITTED the statement snapshot,
+    /// taken once the lock was granted, shows the same rows.)
     pub fn scan_all(&self, cx: &ExecCx, f: &mut dyn FnMut(&[u8], Vec<Datum>) -> PgResult<()>) -> PgResult<()> {
         let mut lower = self.prefix.clone();
         let upper = prefix_end(&self.prefix);
@@ -784,7 +790,7 @@ impl TableAccess {
         }
         loop {
             cx.check()?;
-            let batch = cx.txn.scan(&lower, &upper, false, SCAN_BATCH)?;
+            let batch = cx.txn.scan_latest(&lower, &upper, false, SCAN_BATCH)?;
             let n = batch.len();
             for (k, v) in &batch {
                 f(k, self.decode(v)?)?;
