@@ -62,6 +62,10 @@
 # cluster belongs to and runs as the `postgres` OS user (via su).
 
 set -uo pipefail
+# Plain connections to both servers: Tusk offers TLS by default (a
+# certificate is generated at init), the reference PostgreSQL does not, and
+# libpq's sslmode=prefer would otherwise measure TLS on one side only.
+export PGSSLMODE=disable
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 . "$ROOT/scripts/env.sh"

@@ -29,6 +29,9 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# Plain connections to both servers (Tusk offers TLS by default, the
+# reference PostgreSQL does not).
+os.environ["PGSSLMODE"] = "disable"
 PG_BIN = os.environ.get("PG_BIN", "/usr/lib/postgresql/15/bin")
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)

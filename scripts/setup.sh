@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs what building and testing Tusk needs on a fresh Debian machine:
 # libclang (bindgen, for pg_query and RocksDB), a C++ toolchain, PostgreSQL 15
-# (the reference server for recording and conformance checks) and psycopg.
+# (the reference server for recording and conformance checks), psycopg, and
+# python3-venv, node and npm for the driver suites in tests/drivers (whose
+# packages crates/tusk/tests/drivers_py_node.rs installs itself).
 # Idempotent and quiet when everything is already there.
 set -euo pipefail
 need=()
@@ -10,6 +12,11 @@ command -v g++ >/dev/null || need+=(g++)
 command -v cmake >/dev/null || need+=(cmake)
 [ -x /usr/lib/postgresql/15/bin/postgres ] || need+=(postgresql-15)
 command -v psql >/dev/null || need+=(postgresql-client-15)
+# The driver suites (tests/drivers): a Python virtualenv, node and npm.
+command -v python3 >/dev/null || need+=(python3)
+python3 -c "import venv, ensurepip" 2>/dev/null || need+=(python3-venv)
+command -v node >/dev/null || need+=(nodejs)
+command -v npm >/dev/null || need+=(npm)
 if [ ${#need[@]} -gt 0 ]; then
     echo "setup: installing ${need[*]}" >&2
     SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"

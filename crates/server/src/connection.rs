@@ -22,7 +22,9 @@ use tusk_storage::Isolation;
 use tusk_types::oid;
 use tusk_types::{sqlstate, Datum, PgError, PgResult, SqlType};
 
+use crate::auth::{self, Attempt, Denied};
 use crate::protocol::{self, Frontend, Out, ReadError, Startup, StartupError};
+use crate::tls::{self, TlsStream};
 use crate::{BackendHandle, Shared};
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -95,6 +97,12 @@ pub struct Connection {
     simple_cache_generation: u64,
     /// A COPY FROM STDIN lost the message boundary: the next error ends the session.
     lost_sync: bool,
+    /// The role that authenticated (SET SESSION AUTHORIZATION needs it to be
+    /// a superuser), whether it is one, and the settings generation the
+    /// session and current users were last derived from (`sync_role`).
+    login_user: String,
+    login_superuser: bool,
+    role_generation: u64,
 }
 
 /// A plan for simple queries that differ only in constants: the lifted
@@ -106,22 +114,41 @@ const SIMPLE_CACHE_ENTRIES: usize = 1024;
 
 /// The client socket, shared by the reader, the writer and the backend
 /// handle (which shuts it down to wake a blocked read): one file
-/// descriptor per session, closed when the last of them goes.
+/// descriptor per session, closed when the last of them goes. After an
+/// accepted SSLRequest, reads and writes go through TLS.
 #[derive(Clone)]
-struct Socket(Arc<TcpStream>);
+struct Socket {
+    tcp: Arc<TcpStream>,
+    tls: Option<TlsStream>,
+}
+
+impl Socket {
+    fn plain(tcp: Arc<TcpStream>) -> Socket {
+        Socket { tcp, tls: None }
+    }
+}
 
 impl Read for Socket {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        (&*self.0).read(buf)
+        match &mut self.tls {
+            Some(t) => t.read(buf),
+            None => (&*self.tcp).read(buf),
+        }
     }
 }
 
 impl Write for Socket {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        (&*self.0).write(buf)
+        match &mut self.tls {
+            Some(t) => t.write(buf),
+            None => (&*self.tcp).write(buf),
+        }
     }
     fn flush(&mut self) -> std::io::Result<()> {
-        (&*self.0).flush()
+        match &mut self.tls {
+            Some(t) => t.flush(),
+            None => (&*self.tcp).flush(),
+        }
     }
 }
 
@@ -162,7 +189,7 @@ pub fn serve(shared: Arc<Shared>, stream: TcpStream) {
     // PostgreSQL's authentication_timeout: a client that does not finish
     // its startup in time is dropped, so silent connections cannot pile up.
     let _ = stream.set_read_timeout(Some(STARTUP_TIMEOUT));
-    let socket = Socket(Arc::new(stream));
+    let mut socket = Socket::plain(Arc::new(stream));
     // One buffered reader from the first byte: what a client sends right
     // after its startup packet is already the session's.
     let mut reader = BufReader::with_capacity(64 * 1024, socket.clone());
@@ -172,16 +199,20 @@ pub fn serve(shared: Arc<Shared>, stream: TcpStream) {
         let _ = out.error(&e);
         let _ = out.flush();
     };
-    // PostgreSQL's ProcessStartupPacket: an SSL or GSS request is refused
-    // (no TLS yet, as with ssl = off) and the real packet follows; a second
+    // PostgreSQL's ProcessStartupPacket: an SSL request is accepted ('S',
+    // then the TLS handshake) when ssl is on and refused ('N') otherwise, a
+    // GSS request always refused, and the real packet follows; a second
     // request of the same kind is an unknown protocol version.
     let (mut ssl_done, mut gss_done) = (false, false);
+    let mut tls_context = None;
     let startup = loop {
         match protocol::read_startup(&mut reader, ssl_done, gss_done) {
             Ok(Some(request @ (Startup::Ssl | Startup::GssEnc))) => {
                 let ssl = matches!(request, Startup::Ssl);
-                (ssl_done, gss_done) = (ssl, !ssl);
-                if out.raw(b"N").and_then(|_| out.flush()).is_err() {
+                let accept = if ssl { shared.tls() } else { None };
+                (ssl_done, gss_done) = (ssl, !ssl || accept.is_some());
+                let answer: &[u8] = if accept.is_some() { b"S" } else { b"N" };
+                if out.raw(answer).and_then(|_| out.flush()).is_err() {
                     return;
                 }
                 // Bytes that came with the request were sent before the
@@ -194,6 +225,23 @@ pub fn serve(shared: Arc<Shared>, stream: TcpStream) {
                             "This could be either a client-software bug or evidence of an attempted man-in-the-middle attack.",
                         ),
                     );
+                }
+                if let Some(ctx) = accept {
+                    let conn = match tls::accept(&socket.tcp, &ctx) {
+                        Ok(c) => c,
+                        Err(e) => {
+                            // PostgreSQL logs this and closes: the client
+                            // cannot read an unencrypted error any more.
+                            log::info!("could not accept SSL connection from {}: {e}", peer.map(|p| p.to_string()).unwrap_or_default());
+                            return;
+                        }
+                    };
+                    let stream = TlsStream::new(socket.tcp.clone(), conn);
+                    log::debug!("SSL connection from {}: {}", peer.map(|p| p.to_string()).unwrap_or_default(), stream.describe());
+                    socket = Socket { tcp: socket.tcp.clone(), tls: Some(stream) };
+                    reader = BufReader::with_capacity(64 * 1024, socket.clone());
+                    out = Out::new(socket.clone());
+                    tls_context = Some(ctx);
                 }
             }
             Ok(Some(s)) => break s,
@@ -241,12 +289,45 @@ pub fn serve(shared: Arc<Shared>, stream: TcpStream) {
         return fatal(&mut out, PgError::fatal(sqlstate::TOO_MANY_CONNECTIONS, "sorry, too many clients already"));
     };
     let _registration = Registration { shared: &shared, pid: handle.pid };
+    // PostgreSQL's ClientAuthentication: the pg_hba.conf line's method.
+    let attempt = Attempt {
+        peer,
+        ssl: tls_context.is_some(),
+        cert_hash: tls_context.as_ref().and_then(|c| c.cert_hash.clone()),
+        user: &user,
+        database: &database,
+    };
+    match auth::authenticate(&shared, &attempt, &mut reader, &mut out) {
+        Ok(()) => {}
+        Err(Denied::Fatal(e)) => {
+            log::info!("authentication of user \"{user}\" from {} failed: {}", peer.map(|p| p.to_string()).unwrap_or_default(), e.message);
+            return fatal(&mut out, e);
+        }
+        Err(Denied::Silent) => return,
+    }
+    // Then InitPostgres's checks of the role: it may log in, and not more
+    // often than its connection limit allows.
+    if let Some(role) = shared.cluster.cluster_catalog().role_by_name(&user) {
+        if !role.can_login {
+            return fatal(
+                &mut out,
+                PgError::fatal(sqlstate::INVALID_AUTHORIZATION_SPECIFICATION, format!("role \"{user}\" is not permitted to log in")),
+            );
+        }
+        if role.connection_limit >= 0 && !role.superuser && shared.sessions_of(&user) > role.connection_limit as usize {
+            return fatal(&mut out, PgError::fatal(sqlstate::TOO_MANY_CONNECTIONS, format!("too many connections for role \"{user}\"")));
+        }
+    }
     let mut sql = match SqlSession::new(shared.cluster.clone(), &database, &user, handle.pid) {
         Ok(s) => s,
         Err(e) => return fatal(&mut out, e),
     };
     sql.interrupt = handle.interrupt.clone();
-    handle.set_socket(socket.0.clone());
+    if shared.config.ssl {
+        // SHOW ssl reports the server's setting, as PostgreSQL's GUC does.
+        sql.settings.borrow_mut().set_internal("ssl", "on");
+    }
+    handle.set_socket(socket.tcp.clone());
     for (k, v) in &params {
         if matches!(k.as_str(), "user" | "database" | "replication") {
             continue;
@@ -276,7 +357,7 @@ pub fn serve(shared: Arc<Shared>, stream: TcpStream) {
         out.ready(b'I')?;
         out.flush()
     })();
-    if ok.is_err() || socket.0.set_read_timeout(None).is_err() {
+    if ok.is_err() || socket.tcp.set_read_timeout(None).is_err() {
         return;
     }
     let mut conn = Connection {
@@ -300,10 +381,16 @@ pub fn serve(shared: Arc<Shared>, stream: TcpStream) {
         simple_cache: HashMap::new(),
         simple_cache_generation: 0,
         lost_sync: false,
+        login_superuser: shared.cluster.cluster_catalog().role_by_name(&user).is_some_and(|r| r.superuser),
+        login_user: user.clone(),
+        role_generation: reported_generation,
     };
     conn.run();
     conn.sql.rollback();
     conn.drop_temp_objects();
+    if let Some(t) = &socket.tls {
+        t.close();
+    }
 }
 
 /// `-c name=value` and `--name=value` items of the startup `options`.
@@ -331,6 +418,7 @@ impl Connection {
     /// Sends ParameterStatus for reported parameters whose value changed
     /// (by SET, RESET, a rollback...), before ReadyForQuery as PostgreSQL does.
     fn report_changed_settings(&mut self) -> std::io::Result<()> {
+        self.sync_role();
         let generation = self.sql.settings.borrow().generation;
         if generation == self.reported_generation {
             return Ok(());
@@ -344,6 +432,72 @@ impl Connection {
                     self.reported[i].1 = value;
                 }
             }
+        }
+        Ok(())
+    }
+
+    /// SET ROLE and SET SESSION AUTHORIZATION are settings (`role`,
+    /// `session_authorization`), so that a rollback, SET LOCAL and RESET
+    /// undo them as they undo any SET; the session and current users
+    /// follow them whenever the settings change.
+    fn sync_role(&mut self) {
+        let generation = self.sql.settings.borrow().generation;
+        if generation == self.role_generation {
+            return;
+        }
+        self.role_generation = generation;
+        let (role, session) = {
+            let st = self.sql.settings.borrow();
+            (st.show("role").unwrap_or_default(), st.show("session_authorization").unwrap_or_default())
+        };
+        // Values that did not pass check_role_change (set_config('role', ...)
+        // does not) are ignored, never trusted.
+        let cat = self.shared.cluster.cluster_catalog();
+        let session = if !session.is_empty() && cat.role_by_name(&session).is_some() && (self.login_superuser || session == self.login_user) {
+            session
+        } else {
+            self.login_user.clone()
+        };
+        let session_superuser = cat.role_by_name(&session).is_some_and(|r| r.superuser);
+        let current = if role.is_empty() || role == "none" || cat.role_by_name(&role).is_none() || !(session_superuser || role == session) {
+            session.clone()
+        } else {
+            role
+        };
+        if current != self.sql.user || session != self.sql.session_user {
+            let superuser = cat.role_by_name(&current).is_some_and(|r| r.superuser);
+            self.sql.user = current;
+            self.sql.session_user = session;
+            self.sql.settings.borrow_mut().set_internal("is_superuser", if superuser { "on" } else { "off" });
+        }
+    }
+
+    /// PostgreSQL's check hooks of `role` and `session_authorization`: the
+    /// role must exist, and SET ROLE needs the session user to be a
+    /// superuser or the role itself (Tusk keeps no memberships), SET
+    /// SESSION AUTHORIZATION the authenticated user to be a superuser.
+    fn check_role_change(&mut self, node: &NodeEnum) -> PgResult<()> {
+        let NodeEnum::VariableSetStmt(v) = node else { return Ok(()) };
+        let name = v.name.to_ascii_lowercase();
+        if v.kind != 1 || (name != "role" && name != "session_authorization") {
+            return Ok(());
+        }
+        self.sync_role();
+        let Some(value) = v.args.first().and_then(tusk_sql::analyzer::const_text) else { return Ok(()) };
+        if name == "role" && value == "none" {
+            return Ok(());
+        }
+        let cat = self.shared.cluster.cluster_catalog();
+        let Some(role) = cat.role_by_name(&value) else {
+            return Err(PgError::new(sqlstate::INVALID_PARAMETER_VALUE, format!("role \"{value}\" does not exist")));
+        };
+        if name == "role" {
+            let session_superuser = cat.role_by_name(&self.sql.session_user).is_some_and(|r| r.superuser);
+            if !session_superuser && role.name != self.sql.session_user {
+                return Err(PgError::new(sqlstate::INSUFFICIENT_PRIVILEGE, format!("permission denied to set role \"{value}\"")));
+            }
+        } else if !self.login_superuser && role.name != self.login_user {
+            return Err(PgError::new(sqlstate::INSUFFICIENT_PRIVILEGE, "permission denied to set session authorization"));
         }
         Ok(())
     }
@@ -363,10 +517,13 @@ impl Connection {
             let timeout = if idle_timeout > 0 && self.block != Block::Idle { Some(Duration::from_millis(idle_timeout)) } else { None };
             // A syscall: only when the timeout changes.
             if timeout != self.read_timeout {
-                let _ = self.reader.get_ref().0.set_read_timeout(timeout);
+                let _ = self.reader.get_ref().tcp.set_read_timeout(timeout);
                 self.read_timeout = timeout;
             }
-            self.handle.set_idle(self.block != Block::Idle);
+            self.handle.set_idle_state(self.block != Block::Idle, self.block == Block::Failed);
+            if let Ok(name) = self.sql.settings.borrow().show("application_name") {
+                self.handle.set_application_name(&name);
+            }
             let frame = match protocol::read_frame(&mut self.reader, protocol::message_limit) {
                 Ok(Some(m)) => m,
                 _ if self.handle.interrupt.is_terminated() => {
@@ -465,6 +622,7 @@ impl Connection {
         if self.skip_until_sync && !matches!(msg, Frontend::Sync | Frontend::Terminate) {
             return Ok(true);
         }
+        self.sync_role();
         match msg {
             Frontend::Query(q) => {
                 self.simple_query(&q)?;
@@ -782,6 +940,7 @@ impl Connection {
         formats: &[i16],
         prepared: Option<Arc<PlannedQuery>>,
     ) -> PgResult<()> {
+        self.sync_role();
         self.guard_failed(&stmt.node)?;
         match &stmt.node {
             NodeEnum::TransactionStmt(t) => return self.transaction_control(t).and_then(|tag| self.complete(&tag)),
@@ -809,7 +968,8 @@ impl Connection {
         let result = if let NodeEnum::CopyStmt(copy) = &stmt.node {
             self.copy(copy, &text)
         } else if commands::is_utility(&stmt.node) {
-            let r = commands::execute_utility(&mut self.sql, stmt, sql);
+            let r = self.check_role_change(&stmt.node).and_then(|_| commands::execute_utility(&mut self.sql, stmt, sql));
+            self.sync_role();
             self.send_notices().map_err(io_err)?;
             match r? {
                 UtilityResult { tag, rows: Some((cols, rows)) } => {
@@ -1223,7 +1383,14 @@ impl Connection {
             let (plan, params) = self.sql.plan_query(&stmt, sql, types).map_err(|e| self.with_char_position(e, sql))?;
             return Ok(Prepared { sql: sql.to_string(), stmt: Some(stmt), param_types: params, plan: Some(plan), catalog: Some(catalog) });
         }
-        Ok(Prepared { sql: sql.to_string(), stmt: Some(stmt), param_types: types.to_vec(), plan: None, catalog: None })
+        // A DECLARE's query may have parameters ($1...), typed like a query's.
+        let types = match &stmt.node {
+            NodeEnum::DeclareCursorStmt(d) if self.block != Block::Failed => {
+                commands::cursor::param_types(&self.sql, d, sql, types).map_err(|e| self.with_char_position(e, sql))?
+            }
+            _ => types.to_vec(),
+        };
+        Ok(Prepared { sql: sql.to_string(), stmt: Some(stmt), param_types: types, plan: None, catalog: None })
     }
 
     /// The plan to run: re-planned if the catalog changed since it was made.
@@ -1304,11 +1471,20 @@ impl Connection {
                 ),
             ));
         }
+        // As exec_bind_message: in a failed transaction only a statement
+        // that ends it (COMMIT, ROLLBACK, ROLLBACK TO), without
+        // parameters, may be bound — drivers such as pgjdbc send their
+        // ROLLBACK this way.
         if self.block == Block::Failed {
-            return Err(PgError::new(
-                sqlstate::IN_FAILED_SQL_TRANSACTION,
-                "current transaction is aborted, commands ignored until end of transaction block",
-            ));
+            match &prepared.stmt {
+                Some(stmt) if params.is_empty() => self.guard_failed(&stmt.node)?,
+                _ => {
+                    return Err(PgError::new(
+                        sqlstate::IN_FAILED_SQL_TRANSACTION,
+                        "current transaction is aborted, commands ignored until end of transaction block",
+                    ))
+                }
+            }
         }
         let settings = self.sql.settings.borrow().clone();
         let mut values = Vec::with_capacity(params.len());
@@ -1370,6 +1546,12 @@ impl Connection {
                 .map_err(io_err)?;
             return self.describe_result(&p, &[]);
         }
+        // A cursor DECLAREd in SQL is a portal too (psycopg describes its named cursors).
+        if !self.portals.contains_key(name) {
+            if let Some(cols) = commands::cursor::cursor_columns(&self.sql, name) {
+                return self.row_description(&cols, &[]).map_err(io_err);
+            }
+        }
         let portal = self.portals.get(name).ok_or_else(|| PgError::new(sqlstate::INVALID_CURSOR_NAME, format!("portal \"{name}\" does not exist")))?;
         let p = portal.prepared.clone();
         let formats = portal.result_formats.clone();
@@ -1377,7 +1559,12 @@ impl Connection {
     }
 
     fn describe_result(&mut self, p: &Prepared, formats: &[i16]) -> PgResult<()> {
-        match result_columns(p) {
+        // FETCH returns its cursor's columns (UtilityTupleDescriptor).
+        let columns = match p.stmt.as_ref().map(|s| &s.node) {
+            Some(NodeEnum::FetchStmt(f)) => commands::cursor::fetch_columns(&self.sql, f),
+            _ => result_columns(p),
+        };
+        match columns {
             Some(c) => self.row_description(&c, formats).map_err(io_err),
             None => self.out.msg(b'n', |_| {}).map_err(io_err),
         }
@@ -1435,7 +1622,13 @@ impl Connection {
                         }
                     }
                     self.start_statement();
-                    let r = commands::execute_utility(&mut self.sql, stmt, &prepared.sql);
+                    let r = self.check_role_change(&stmt.node).and_then(|_| match &stmt.node {
+                        NodeEnum::DeclareCursorStmt(d) if !portal.params.is_empty() => {
+                            commands::cursor::declare_with_params(&mut self.sql, d, &prepared.sql, &prepared.param_types, portal.params.clone())
+                        }
+                        _ => commands::execute_utility(&mut self.sql, stmt, &prepared.sql),
+                    });
+                    self.sync_role();
                     self.sql.interrupt.end_statement();
                     self.send_notices().map_err(io_err)?;
                     return match r? {
@@ -1515,6 +1708,7 @@ fn result_columns(p: &Prepared) -> Option<Vec<OutputColumn>> {
                 ty: SqlType::new(oid::TEXT),
                 origin: None,
             }]),
+            NodeEnum::ExplainStmt(_) => Some(vec![tusk_sql::commands::explain::result_column()]),
             _ => None,
         },
         _ => None,

@@ -1,8 +1,10 @@
 //! tusk-server: the network front of Tusk.
 //!
 //! A listener accepts TCP connections and gives each its own thread
-//! running the wire protocol (`connection`). The backend registry knows
-//! every session for cancel requests, `pg_stat_activity` and shutdown.
+//! running the wire protocol (`connection`): TLS when the client asks and
+//! ssl is on (`tls`), authentication by the rules of pg_hba.conf (`hba`,
+//! `auth`, `scram`), then the session. The backend registry knows every
+//! session for cancel requests, `pg_stat_activity` and shutdown.
 //!
 //! Tusk writes its own protocol loop rather than using `pgwire`'s handler
 //! framework: the transaction-block state machine, error recovery to Sync,
@@ -10,8 +12,12 @@
 //! where PostgreSQL's semantics live, and a thread per session (as
 //! PostgreSQL's process per session) avoids a runtime hop per statement.
 
+pub mod auth;
 pub mod connection;
+pub mod hba;
 pub mod protocol;
+pub mod scram;
+pub mod tls;
 
 use std::collections::HashMap;
 use std::net::{SocketAddr, TcpListener};
@@ -20,7 +26,7 @@ use std::sync::atomic::{AtomicI32, AtomicU8, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use parking_lot::Mutex;
+use parking_lot::{Mutex, RwLock};
 use rand::Rng;
 use tusk_sql::Cluster;
 use tusk_storage::Interrupt;
@@ -32,7 +38,13 @@ pub struct ServerConfig {
     pub listen: String,
     pub port: u16,
     pub max_connections: usize,
+    /// PostgreSQL's `ssl`: accept SSLRequest with the data directory's
+    /// server.crt and server.key (off: answer 'N').
+    pub ssl: bool,
 }
+
+/// The file of client authentication rules in the data directory.
+pub const HBA_FILE: &str = "pg_hba.conf";
 
 /// How the server is asked to stop (pg_ctl stop -m ...).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -54,7 +66,9 @@ pub struct BackendHandle {
     pub database: String,
     pub client: Option<SocketAddr>,
     pub started: Instant,
-    activity: Mutex<(String, bool)>,
+    /// When the session began, for pg_stat_activity.backend_start.
+    pub started_at: i64,
+    activity: Mutex<Activity>,
     /// The client socket, so that terminating an idle session wakes its
     /// thread from the read it is blocked in.
     socket: Mutex<Option<Arc<std::net::TcpStream>>>,
@@ -74,20 +88,86 @@ impl BackendHandle {
         }
     }
 
+    /// A statement starts (pg_stat_activity: active, with its text).
     pub fn set_query(&self, q: &str) {
+        let now = tusk_sql::session::now_micros();
         let mut a = self.activity.lock();
-        a.0.clear();
+        a.query.clear();
         // Clipped like track_activity_query_size, on a character boundary.
         let mut end = q.len().min(1024);
         while !q.is_char_boundary(end) {
             end -= 1;
         }
-        a.0.push_str(&q[..end]);
+        a.query.push_str(&q[..end]);
+        // A statement outside a block is its own transaction; in a block
+        // the transaction began with it (or at BEGIN, see set_idle_state).
+        if a.xact_start.is_none() {
+            a.xact_start = Some(now);
+        }
+        a.state = "active";
+        a.query_start = Some(now);
+        a.state_change = Some(now);
     }
 
+    /// The session waits for the client, in a transaction block or not
+    /// (`failed`: one that an error aborted).
     pub fn set_idle(&self, in_transaction: bool) {
-        self.activity.lock().1 = in_transaction;
+        self.set_idle_state(in_transaction, false);
     }
+
+    pub fn set_idle_state(&self, in_transaction: bool, failed: bool) {
+        let state = match (in_transaction, failed) {
+            (false, _) => "idle",
+            (true, false) => "idle in transaction",
+            (true, true) => "idle in transaction (aborted)",
+        };
+        let now = tusk_sql::session::now_micros();
+        let mut a = self.activity.lock();
+        if a.state != state {
+            a.state = state;
+            a.state_change = Some(now);
+        }
+        if !in_transaction {
+            a.xact_start = None;
+        } else if a.xact_start.is_none() {
+            a.xact_start = Some(now);
+        }
+    }
+
+    pub fn set_application_name(&self, name: &str) {
+        let mut a = self.activity.lock();
+        if a.application_name != name {
+            a.application_name = name.to_string();
+        }
+    }
+
+    fn activity(&self) -> tusk_sql::cluster::BackendActivity {
+        let a = self.activity.lock();
+        tusk_sql::cluster::BackendActivity {
+            pid: self.pid,
+            database: self.database.clone(),
+            user: self.user.clone(),
+            application_name: a.application_name.clone(),
+            client: self.client,
+            backend_start: self.started_at,
+            xact_start: a.xact_start,
+            query_start: a.query_start,
+            state_change: a.state_change,
+            state: a.state,
+            query: a.query.clone(),
+        }
+    }
+}
+
+/// What pg_stat_activity shows of a session, updated as it runs.
+#[derive(Default)]
+struct Activity {
+    query: String,
+    state: &'static str,
+    application_name: String,
+    xact_start: Option<i64>,
+    query_start: Option<i64>,
+    state_change: Option<i64>,
 }
 
 pub struct Shared {
@@ -96,9 +176,49 @@ pub struct Shared {
     backends: Mutex<HashMap<i32, Arc<BackendHandle>>>,
     next_pid: AtomicI32,
     shutdown: AtomicU8,
+    /// pg_hba.conf as last loaded.
+    hba: RwLock<Arc<hba::Hba>>,
+    /// The TLS certificate and key as last loaded; None with ssl = off.
+    tls: RwLock<Option<Arc<tls::TlsContext>>>,
+    /// The secret mock SCRAM salts derive from.
+    pub mock_auth_nonce: Vec<u8>,
 }
 
 impl Shared {
+    /// The client authentication rules in force.
+    pub fn hba(&self) -> Arc<hba::Hba> {
+        self.hba.read().clone()
+    }
+
+    /// What accepting TLS needs, if ssl is on.
+    pub fn tls(&self) -> Option<Arc<tls::TlsContext>> {
+        self.tls.read().clone()
+    }
+
+    /// Re-reads pg_hba.conf and the certificate (SIGHUP). A file that does
+    /// not load leaves the one in force, as PostgreSQL does.
+    pub fn reload(&self) {
+        let dir = &self.config.data_dir;
+        match hba::Hba::load(&dir.join(HBA_FILE)) {
+            Ok(h) => {
+                *self.hba.write() = Arc::new(h);
+                log::info!("reloaded {HBA_FILE}");
+            }
+            Err(e) => log::warn!("{e}; {HBA_FILE} was not reloaded"),
+        }
+        if self.config.ssl {
+            match tls::load(dir) {
+                Ok(t) => *self.tls.write() = Some(Arc::new(t)),
+                Err(e) => log::warn!("{e}; the SSL configuration was not reloaded"),
+            }
+        }
+    }
+
+    /// Sessions logged in as `user` (for the role's CONNECTION LIMIT).
+    pub fn sessions_of(&self, user: &str) -> usize {
+        self.backends.lock().values().filter(|h| h.user == user).count()
+    }
+
     fn register(&self, user: &str, database: &str, client: Option<SocketAddr>) -> Option<Arc<BackendHandle>> {
         let mut b = self.backends.lock();
         if b.len() >= self.config.max_connections {
@@ -113,7 +233,8 @@ impl Shared {
             database: database.to_string(),
             client,
             started: Instant::now(),
-            activity: Mutex::new((String::new(), false)),
+            started_at: tusk_sql::session::now_micros(),
+            activity: Mutex::new(Activity { state: "idle", ..Default::default() }),
             socket: Mutex::new(None),
         });
         b.insert(pid, h.clone());
@@ -147,6 +268,12 @@ impl tusk_sql::cluster::Backends for Shared {
         self.backends.lock().values().filter(|h| h.database == database).map(|h| h.pid).collect()
     }
 
+    fn activity(&self) -> Vec<tusk_sql::cluster::BackendActivity> {
+        let mut all: Vec<_> = self.backends.lock().values().map(|h| h.activity()).collect();
+        all.sort_by_key(|a| a.backend_start);
+        all
+    }
+
     fn terminate(&self, pid: i32) -> bool {
         match self.backends.lock().get(&pid) {
             Some(h) => {
@@ -168,6 +295,8 @@ impl Server {
     /// Opens the data directory and binds the listening socket.
     pub fn start(config: ServerConfig) -> PgResult<Server> {
         let cluster = Cluster::open(&config.data_dir)?;
+        let (hba, tls) = init_auth_files(&config)?;
+        let mock_auth_nonce = tusk_sql::catalog::store::mock_auth_nonce(&cluster.engine)?;
         let addr = format!("{}:{}", config.listen, config.port);
         let listener = TcpListener::bind(&addr).map_err(|e| {
             PgError::fatal(tusk_types::sqlstate::CONNECTION_EXCEPTION, format!("could not bind to {addr}: {e}"))
@@ -179,6 +308,9 @@ impl Server {
             backends: Mutex::new(HashMap::new()),
             next_pid: AtomicI32::new(std::process::id() as i32 * 16 % 1_000_000 + 1000),
             shutdown: AtomicU8::new(0),
+            hba: RwLock::new(Arc::new(hba)),
+            tls: RwLock::new(tls.map(Arc::new)),
+            mock_auth_nonce,
         });
         let weak = Arc::downgrade(&shared);
         let weak: std::sync::Weak<dyn tusk_sql::cluster::Backends> = weak;
@@ -265,6 +397,27 @@ impl Server {
         log::info!("database system is shut down");
         Ok(())
     }
+}
+
+/// Writes what a data directory needs for authentication and TLS when it
+/// lacks it (a new one, or one made before Tusk had them): pg_hba.conf with
+/// the default rules, a self-signed server.crt and server.key. Then loads
+/// them; a file that does not load stops the server from starting, as
+/// PostgreSQL's postmaster does.
+fn init_auth_files(config: &ServerConfig) -> PgResult<(hba::Hba, Option<tls::TlsContext>)> {
+    let dir = &config.data_dir;
+    let fail = |m: String| PgError::fatal(tusk_types::sqlstate::CONFIG_FILE_ERROR, m);
+    let hba_path = dir.join(HBA_FILE);
+    if !hba_path.exists() {
+        tls::write_whole(&hba_path, hba::DEFAULT_HBA.as_bytes(), 0o600).map_err(fail)?;
+        log::info!("wrote the default {}", hba_path.display());
+    }
+    let hba = hba::Hba::load(&hba_path).map_err(|e| fail(format!("{e}; could not load {HBA_FILE}")))?;
+    if tls::ensure_certificate(dir).map_err(fail)? {
+        log::info!("generated a self-signed certificate in {}", dir.join(tls::CERT_FILE).display());
+    }
+    let tls = if config.ssl { Some(tls::load(dir).map_err(fail)?) } else { None };
+    Ok((hba, tls))
 }
 
 /// Waits until a connection is pending on `listener` or `timeout` passes:

@@ -469,6 +469,15 @@ impl<W: Write> Out<W> {
         self.msg(b'R', |b| b.extend_from_slice(&0i32.to_be_bytes()))
     }
 
+    /// An authentication request ('R'): its code and data (a salt, SASL
+    /// mechanisms or a SASL challenge).
+    pub fn auth_request(&mut self, code: i32, data: &[u8]) -> io::Result<()> {
+        self.msg(b'R', |b| {
+            b.extend_from_slice(&code.to_be_bytes());
+            b.extend_from_slice(data);
+        })
+    }
+
     pub fn parameter_status(&mut self, name: &str, value: &str) -> io::Result<()> {
         self.msg(b'S', |b| {
             put_cstr(b, name);

@@ -21,6 +21,28 @@ pub trait Backends: Send + Sync {
     fn sessions_on(&self, database: &str) -> Vec<i32>;
     /// Asks a session to end (pg_terminate_backend); false if it is gone.
     fn terminate(&self, pid: i32) -> bool;
+    /// What every session is doing (pg_stat_activity).
+    fn activity(&self) -> Vec<BackendActivity> {
+        Vec::new()
+    }
+}
+
+/// One session as pg_stat_activity shows it. Times are microseconds since
+/// 2000-01-01 UTC.
+#[derive(Clone, Debug, Default)]
+pub struct BackendActivity {
+    pub pid: i32,
+    pub database: String,
+    pub user: String,
+    pub application_name: String,
+    pub client: Option<std::net::SocketAddr>,
+    pub backend_start: i64,
+    pub xact_start: Option<i64>,
+    pub query_start: Option<i64>,
+    pub state_change: Option<i64>,
+    /// "active", "idle", "idle in transaction", "idle in transaction (aborted)".
+    pub state: &'static str,
+    pub query: String,
 }
 
 pub struct Cluster {
@@ -106,6 +128,11 @@ impl Cluster {
             Some(b) => b.sessions_on(database).into_iter().filter(|&p| p != own_pid).collect(),
             None => Vec::new(),
         }
+    }
+
+    /// Every session's activity, as the protocol layer reports it.
+    pub fn activity(&self) -> Vec<BackendActivity> {
+        self.backends.read().as_ref().and_then(|w| w.upgrade()).map(|b| b.activity()).unwrap_or_default()
     }
 
     pub fn terminate_backend(&self, pid: i32) -> bool {

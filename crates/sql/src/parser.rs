@@ -35,7 +35,17 @@ struct PgQueryProtobufParseResult {
     error: *mut PgQueryError,
 }
 
+#[repr(C)]
+struct PgQuerySplitResult {
+    stmts: *mut *mut [c_int; 2],
+    n_stmts: c_int,
+    stderr_buffer: *mut c_char,
+    error: *mut PgQueryError,
+}
+
 extern "C" {
+    fn pg_query_split_with_parser(input: *const c_char) -> PgQuerySplitResult;
+    fn pg_query_free_split_result(result: PgQuerySplitResult);
     fn tusk_set_standard_conforming_strings(on: bool);
     fn tusk_set_escape_string_warning(on: bool);
     fn pg_query_parse_protobuf(input: *const c_char) -> PgQueryProtobufParseResult;
@@ -270,10 +280,36 @@ fn check_text_depth(sql: &str) -> PgResult<()> {
             }
         }
         if total > MAX_TEXT_DEPTH {
-            return Err(stack_depth_error());
+            return Err(grammar_error(sql).unwrap_or_else(stack_depth_error));
         }
     }
     Ok(())
+}
+
+/// The raw grammar's own error for `sql`, if it has one: it runs without
+/// building the output tree, so deep nesting cannot hurt it, and its
+/// parser stack is bounded (a statement nested past 10,000 grammar levels
+/// gets bison's "memory exhausted", as in PostgreSQL).
+fn grammar_error(sql: &str) -> Option<PgError> {
+    let input = CString::new(sql).ok()?;
+    // SAFETY: the result owns its error, which is read and freed exactly once.
+    unsafe {
+        let result = pg_query_split_with_parser(input.as_ptr());
+        let err = if result.error.is_null() {
+            None
+        } else {
+            let e = &*result.error;
+            let message = CStr::from_ptr(e.message).to_string_lossy().into_owned();
+            let funcname = if e.funcname.is_null() { String::new() } else { CStr::from_ptr(e.funcname).to_string_lossy().into_owned() };
+            let mut err = parse_error(message, &funcname);
+            if e.cursorpos > 0 {
+                err.position = Some(e.cursorpos as u32);
+            }
+            Some(err)
+        };
+        pg_query_free_split_result(result);
+        err
+    }
 }
 
 /// Refuses a parse tree too deep to decode safely. Small buffers cannot

@@ -36,6 +36,21 @@ pub enum ScanMethod {
     KeyList { index: Option<Arc<Relation>>, values: Expr },
 }
 
+/// How EXPLAIN names a leaf of the plan: its range table entry's
+/// reference name (the alias, or the relation's or function's name) and
+/// the names of its columns.
+#[derive(Clone, Debug, Default)]
+pub struct Label {
+    pub refname: String,
+    pub columns: Vec<String>,
+}
+
+impl Label {
+    pub fn of(rte: &crate::query::RangeTblEntry) -> Arc<Label> {
+        Arc::new(Label { refname: rte.alias.clone(), columns: rte.col_names.clone() })
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct SortKey {
     pub expr: Expr,
@@ -58,10 +73,10 @@ pub enum Plan {
     /// the row's storage key as bytea.
     /// `columns`, when given, marks the live columns anything reads; the
     /// others are left NULL rather than decoded.
-    Scan { rel: Arc<Relation>, method: ScanMethod, filter: Option<Expr>, with_key: bool, reverse: bool, columns: Option<Arc<[bool]>> },
-    Values { rows: Vec<Vec<Expr>>, width: usize },
+    Scan { rel: Arc<Relation>, method: ScanMethod, filter: Option<Expr>, with_key: bool, reverse: bool, columns: Option<Arc<[bool]>>, label: Arc<Label> },
+    Values { rows: Vec<Vec<Expr>>, width: usize, label: Arc<Label> },
     /// A set-returning function in FROM.
-    Function { call: Expr, ordinality: bool, expand_record: usize },
+    Function { call: Expr, ordinality: bool, expand_record: usize, label: Arc<Label> },
     Filter { input: Box<Plan>, predicate: Expr },
     Project { input: Box<Plan>, exprs: Vec<Expr> },
     /// Set-returning functions in the target list (ProjectSet); rows of
@@ -102,7 +117,7 @@ pub enum Plan {
     /// WITH RECURSIVE: `base` once, then `recursive` until it yields nothing,
     /// each round reading the previous round's rows through `WorkTable{id}`.
     RecursiveUnion { base: Box<Plan>, recursive: Box<Plan>, all: bool, id: usize, width: usize },
-    WorkTable { id: usize },
+    WorkTable { id: usize, label: Arc<Label> },
     Materialize { input: Box<Plan> },
     /// INSERT/UPDATE/DELETE on `rel`.
     ///

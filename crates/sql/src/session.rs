@@ -82,6 +82,8 @@ pub struct SqlSession {
     /// several times is checked once, as it is at the end).
     deferred_checks: RefCell<Vec<DeferredFkCheck>>,
     deferred_rows: RefCell<HashSet<(Oid, Vec<u8>)>>,
+    /// Open SQL cursors (DECLARE); see `commands::cursor`.
+    pub cursors: RefCell<crate::commands::cursor::Cursors>,
 }
 
 /// What SET CONSTRAINTS chose in a transaction: for all deferrable
@@ -177,6 +179,7 @@ impl SqlSession {
             constraint_modes: RefCell::new(ConstraintModes::default()),
             deferred_checks: RefCell::new(Vec::new()),
             deferred_rows: RefCell::new(HashSet::new()),
+            cursors: RefCell::new(Default::default()),
             settings_at_begin: RefCell::new(None),
             local_settings: RefCell::new(Vec::new()),
             cluster_changed: false,
@@ -295,6 +298,7 @@ impl SqlSession {
         }
         drop(gate);
         if result.is_ok() {
+            self.cursors.get_mut().at_commit();
             self.sequence_undo.borrow_mut().clear();
             self.cluster.drop_storage(&drops);
             for seq in seq_drops {
@@ -303,6 +307,7 @@ impl SqlSession {
             self.end_settings_transaction(true);
         } else {
             // Rolled back after all: its new storage is nobody's.
+            self.cursors.get_mut().at_rollback();
             self.cluster.drop_storage(&fresh);
             self.undo_sequence_restarts(0);
             self.end_settings_transaction(false);
@@ -425,6 +430,7 @@ impl SqlSession {
             txn.rollback();
         }
         self.txn_catalog = None;
+        self.cursors.get_mut().at_rollback();
         self.pending_drops.borrow_mut().clear();
         self.pending_seq_drops.borrow_mut().clear();
         self.savepoint_marks.borrow_mut().clear();
@@ -465,12 +471,19 @@ impl SqlSession {
         Ok(())
     }
 
+    /// How many storage savepoints are open (cursors remember it).
+    pub fn savepoint_depth(&self) -> usize {
+        self.savepoint_marks.borrow().len()
+    }
+
     /// Rolls back to the newest storage savepoint (and removes it), with
     /// the session state remembered there.
     pub fn rollback_to_savepoint(&mut self) -> PgResult<()> {
         self.txn()?.rollback_to_savepoint()?;
         let mark = self.savepoint_marks.borrow_mut().pop();
         debug_assert!(mark.is_some(), "every storage savepoint has a mark");
+        let depth = self.savepoint_marks.borrow().len();
+        self.cursors.get_mut().at_rollback_to(depth);
         if let Some(m) = mark {
             self.pending_drops.borrow_mut().truncate(m.pending_drops);
             self.pending_seq_drops.borrow_mut().truncate(m.pending_seq_drops);
@@ -700,6 +713,12 @@ impl SqlSession {
 
     /// Starts running a planned query.
     pub fn start_query(&self, planned: Arc<PlannedQuery>, params: Vec<Datum>) -> PgResult<QueryRun> {
+        self.start_query_with(planned, params, StmtState::default())
+    }
+
+    /// Starts running a planned query with the given statement state
+    /// (EXPLAIN ANALYZE's carries its instrumentation).
+    pub fn start_query_with(&self, planned: Arc<PlannedQuery>, params: Vec<Datum>, state: StmtState) -> PgResult<QueryRun> {
         if self.read_only {
             if let crate::plan::Plan::Modify { kind, .. } = &planned.plan {
                 let verb = match kind {
@@ -713,7 +732,7 @@ impl SqlSession {
         self.lock_relations(&planned)?;
         self.snapshot_taken.set(true);
         let catalog = self.catalog()?;
-        let state = Box::new(StmtState::default());
+        let state = Box::new(state);
         let mut run = QueryRun { node: None, state, params, catalog, columns: planned.columns.clone(), planned, finished: false };
         {
             let env = SessionEnv { s: self, catalog: &run.catalog };
@@ -818,6 +837,14 @@ impl QueryRun {
                 }
                 match node.next(&cx)? {
                     Some(mut row) => {
+                        // A record whose text would pass 1 GB fails here,
+                        // as its output does in PostgreSQL (records share
+                        // their fields, so a small one can print huge).
+                        for d in row.iter() {
+                            if let Datum::Record(r) = d {
+                                crate::functions::limits::check_record(r, &env.s.settings.borrow())?;
+                            }
+                        }
                         for &i in &reg_columns {
                             if let Some(Datum::Oid(o)) = row.get(i) {
                                 row[i] = Datum::from_string(env.relation_name(*o).unwrap_or_else(|| o.to_string()));
@@ -835,6 +862,11 @@ impl QueryRun {
             self.finished = true;
         }
         result
+    }
+
+    /// The statement state (EXPLAIN ANALYZE reads its instrumentation).
+    pub fn state(&self) -> &StmtState {
+        &self.state
     }
 
     /// Rows inserted/updated/deleted so far.
@@ -988,6 +1020,10 @@ impl<'a> Env for SessionEnv<'a> {
     fn in_transaction_block(&self) -> bool {
         self.s.in_block.get()
     }
+    fn backend_activity(&self) -> Vec<crate::cluster::BackendActivity> {
+        self.s.cluster.activity()
+    }
+
     fn cluster_catalog(&self) -> Arc<crate::catalog::ClusterCatalog> {
         self.s.cluster.cluster_catalog()
     }

@@ -54,17 +54,132 @@ impl Default for EngineOptions {
     }
 }
 
+/// The hint PostgreSQL gives with every disk-full error.
+const DISK_FULL_HINT: &str = "Check free disk space.";
+
+/// Maps a RocksDB error to the error PostgreSQL would report.
+///
+/// A full disk (ENOSPC, or RocksDB's own space limit) is 53100 with
+/// PostgreSQL's wording and hint, naming the file relative to the data
+/// directory: `could not write to file "000012.log": No space left on
+/// device`. It comes from the write that hit it (usually a COMMIT's WAL
+/// append) and, while RocksDB waits for space to come back, from every
+/// write after it (RocksDB stops writes after a failed WAL append or flush
+/// and resumes them by itself once enough space is free; see
+/// `Engine::open`). Other I/O errors are 58030, corruption XX001.
 pub(crate) fn storage_error(e: rocksdb::Error) -> PgError {
     use rocksdb::ErrorKind;
     let msg = e.to_string();
     match e.kind() {
-        ErrorKind::IOError if msg.contains("No space left") => {
-            PgError::new(sqlstate::DISK_FULL, format!("could not write to storage: {msg}"))
+        ErrorKind::IOError if is_disk_full(&msg) => {
+            log_disk_full(&msg);
+            let (verb, file, os) = describe_io_error(&msg);
+            let message = match file {
+                Some(f) => format!("could not {verb} file \"{f}\": {os}"),
+                None => format!("could not write to storage: {os}"),
+            };
+            PgError::new(sqlstate::DISK_FULL, message).with_hint(DISK_FULL_HINT)
         }
-        ErrorKind::IOError => PgError::new(sqlstate::IO_ERROR, format!("storage I/O error: {msg}")),
+        ErrorKind::IOError => {
+            let (verb, file, os) = describe_io_error(&msg);
+            let message = match file {
+                Some(f) => format!("could not {verb} file \"{f}\": {os}"),
+                None => format!("storage I/O error: {msg}"),
+            };
+            PgError::new(sqlstate::IO_ERROR, message)
+        }
         ErrorKind::Corruption => PgError::new(sqlstate::DATA_CORRUPTED, format!("storage corruption: {msg}")),
         _ => PgError::internal(format!("storage error: {msg}")),
     }
+}
+
+/// Whether a RocksDB I/O error means the disk (or RocksDB's space limit) is full.
+fn is_disk_full(msg: &str) -> bool {
+    msg.contains("No space left on device")
+        || msg.contains("Disk quota exceeded")
+        || msg.contains("Space limit reached")
+        || msg.contains("Max allowed space was reached")
+}
+
+/// Logs the first disk-full error, and then at most one every ten seconds,
+/// so the server log says why writes fail without one line per statement.
+fn log_disk_full(msg: &str) {
+    use std::sync::atomic::AtomicU64;
+    static LAST: AtomicU64 = AtomicU64::new(0);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let last = LAST.load(Ordering::Relaxed);
+    if (last == 0 || now >= last + 10) && LAST.compare_exchange(last, now.max(1), Ordering::Relaxed, Ordering::Relaxed).is_ok() {
+        log::error!("storage: {msg}; writes fail with 53100 until space is freed, then resume on their own");
+    }
+}
+
+/// Splits a RocksDB I/O error such as `IO error: No space left on device:
+/// While appending to file: /data/000012.log: No space left on device`
+/// into what was being done ("write to"), the file (its name within the
+/// data directory) and the operating system's text.
+fn describe_io_error(msg: &str) -> (&'static str, Option<String>, String) {
+    let body = msg.strip_prefix("IO error: ").unwrap_or(msg);
+    let parts: Vec<&str> = body.split(": ").collect();
+    let os = parts.last().map(|s| s.trim().to_string()).unwrap_or_default();
+    let Some(while_at) = parts.iter().position(|p| p.starts_with("While ")) else {
+        return ("access", None, os);
+    };
+    let action = parts[while_at].to_ascii_lowercase();
+    let verb = if action.contains("append") || action.contains("writ") || action.contains("allocat") {
+        "write to"
+    } else if action.contains("sync") {
+        "fsync"
+    } else if action.contains("lock") {
+        "lock"
+    } else if action.contains("open") || action.contains("creat") {
+        "open"
+    } else if action.contains("read") || action.contains("pread") {
+        "read"
+    } else if action.contains("renam") {
+        "rename"
+    } else if action.contains("truncat") {
+        "truncate"
+    } else if action.contains("delet") || action.contains("unlink") {
+        "remove"
+    } else {
+        "access"
+    };
+    // The path follows the action (it has no ": " in a data directory
+    // path we create; if it had, the operating system's text would absorb
+    // the rest, which only shortens the file name shown).
+    let file = parts.get(while_at + 1).filter(|_| parts.len() > while_at + 2).map(|p| {
+        let p = p.trim();
+        Path::new(p).file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_else(|| p.to_string())
+    });
+    (verb, file, os)
+}
+
+/// The memtable size for a filesystem of `total_bytes`: at most a
+/// sixteenth of it (at least 1 MB), and never more than asked for.
+///
+/// RocksDB resumes writes after a disk-full error only once free space
+/// reaches the largest memtable size (the room a flush needs), so on a
+/// small filesystem the default 32 MB memtable would never let it resume.
+fn write_buffer_for(requested: usize, total_bytes: Option<u64>) -> usize {
+    match total_bytes {
+        Some(total) if total > 0 => requested.min(((total / 16) as usize).max(1 << 20)),
+        _ => requested,
+    }
+}
+
+/// The size of the filesystem holding `dir`.
+fn filesystem_bytes(dir: &Path) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `c` is a valid NUL-terminated path and `st` a writable statvfs.
+    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
+        return None;
+    }
+    Some(st.f_blocks as u64 * st.f_frsize as u64)
 }
 
 impl Engine {
@@ -76,7 +191,16 @@ impl Engine {
         o.create_if_missing(true);
         o.set_max_background_jobs(2);
         o.set_bytes_per_sync(1 << 20);
-        o.set_write_buffer_size(opts.write_buffer_bytes);
+        let write_buffer = write_buffer_for(opts.write_buffer_bytes, filesystem_bytes(dir));
+        if write_buffer < opts.write_buffer_bytes {
+            log::info!("storage: small filesystem under \"{}\": memtables of {} kB", dir.display(), write_buffer >> 10);
+        }
+        o.set_write_buffer_size(write_buffer);
+        // A full disk stops writes (a failed WAL append or flush is a
+        // "hard" background error); RocksDB's SstFileManager (created by
+        // default) polls the free space and resumes writes by itself once
+        // the largest memtable fits again, so the server stays up and
+        // needs no restart when space comes back.
         o.set_level_compaction_dynamic_level_bytes(true);
         // Recent levels uncompressed (they are rewritten soon), zstd below.
         // (lz4 is not linked: its bundled xxhash clashes with libpg_query's.)
@@ -105,8 +229,9 @@ impl Engine {
         let mut topts = TransactionDBOptions::default();
         topts.set_num_stripes(64);
         let db = TransactionDB::open(&o, &topts, dir).map_err(|e| {
+            let raw = e.to_string();
             let mut err = storage_error(e);
-            if err.message.contains("lock") {
+            if raw.contains("lock") {
                 err = PgError::fatal(
                     sqlstate::OBJECT_IN_USE,
                     format!("data directory \"{}\" is in use by another server", dir.display()),
@@ -327,5 +452,33 @@ impl BulkWriter {
         let mut wo = WriteOptions::default();
         wo.set_sync(false);
         self.engine.db.write_opt(batch, &wo).map_err(storage_error)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn io_errors_name_the_file_and_the_cause() {
+        let (verb, file, os) = describe_io_error(
+            "IO error: No space left on device: While appending to file: /mnt/x/data/000012.log: No space left on device",
+        );
+        assert_eq!((verb, file.as_deref(), os.as_str()), ("write to", Some("000012.log"), "No space left on device"));
+        let (verb, file, _) = describe_io_error("IO error: While lock file: /d/LOCK: Resource temporarily unavailable");
+        assert_eq!((verb, file.as_deref()), ("lock", Some("LOCK")));
+        let (verb, file, os) = describe_io_error("IO error: No space left on device");
+        assert_eq!((verb, file, os.as_str()), ("access", None, "No space left on device"));
+        assert!(is_disk_full("IO error: No space left on device: While appending to file: a: No space left on device"));
+        assert!(!is_disk_full("IO error: While pread offset 0 len 10: /d/000010.sst: Input/output error"));
+    }
+
+    #[test]
+    fn memtables_shrink_on_small_filesystems() {
+        assert_eq!(write_buffer_for(32 << 20, Some(64 << 30)), 32 << 20);
+        assert_eq!(write_buffer_for(32 << 20, Some(32 << 20)), 2 << 20);
+        assert_eq!(write_buffer_for(32 << 20, Some(4 << 20)), 1 << 20);
+        assert_eq!(write_buffer_for(32 << 20, None), 32 << 20);
+        assert!(filesystem_bytes(Path::new("/")).unwrap_or(1) > 0);
     }
 }

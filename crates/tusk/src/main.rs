@@ -1,9 +1,10 @@
 //! The `tusk` binary: `tusk serve` runs the server in the foreground;
 //! `tusk stop` asks a running server to shut down (smart, fast or
-//! immediate, as `pg_ctl stop -m`).
+//! immediate, as `pg_ctl stop -m`); `tusk reload` asks it to re-read
+//! pg_hba.conf and its TLS certificate (`pg_ctl reload`).
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use clap::{Parser, Subcommand, ValueEnum};
@@ -28,6 +29,17 @@ enum Command {
         listen: String,
         #[arg(long, default_value_t = 100)]
         max_connections: usize,
+        /// Accept TLS connections (SSLRequest) with the data directory's
+        /// server.crt and server.key, as PostgreSQL's `ssl` setting; a
+        /// new data directory gets a self-signed pair.
+        #[arg(long, value_enum, default_value_t = Switch::On)]
+        ssl: Switch,
+    },
+    /// Ask the server running on a data directory to re-read pg_hba.conf
+    /// and its TLS certificate (SIGHUP, as `pg_ctl reload`).
+    Reload {
+        #[arg(long, default_value = "./tusk-data")]
+        data_dir: PathBuf,
     },
     /// Ask the server running on a data directory to shut down.
     Stop {
@@ -36,6 +48,12 @@ enum Command {
         #[arg(short, long, value_enum, default_value_t = Mode::Fast)]
         mode: Mode,
     },
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Switch {
+    On,
+    Off,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -56,6 +74,13 @@ fn limit_malloc_arenas() {
     // SAFETY: called first thing in main, before any other thread exists.
     unsafe {
         libc::mallopt(libc::M_ARENA_MAX, 2);
+        // Fixed thresholds (setting them turns off glibc's adjustment,
+        // which raises both after a big block is freed): the multi-megabyte
+        // buffers of sorts, hash tables and results are mapped and go back
+        // to the system when freed, and a heap whose top is free shrinks,
+        // so memory past work_mem is returned once an operator is done.
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 256 * 1024);
+        libc::mallopt(libc::M_TRIM_THRESHOLD, 1024 * 1024);
     }
 }
 
@@ -64,12 +89,13 @@ fn main() {
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info")).format_timestamp_millis().init();
     let cli = Cli::parse();
     match cli.command {
-        Command::Serve { data_dir, port, listen, max_connections } => serve(data_dir, port, listen, max_connections),
+        Command::Serve { data_dir, port, listen, max_connections, ssl } => serve(data_dir, port, listen, max_connections, ssl == Switch::On),
         Command::Stop { data_dir, mode } => stop(data_dir, mode),
+        Command::Reload { data_dir } => reload(data_dir),
     }
 }
 
-fn serve(data_dir: PathBuf, port: u16, listen: String, max_connections: usize) {
+fn serve(data_dir: PathBuf, port: u16, listen: String, max_connections: usize, ssl: bool) {
     // SIGTERM = smart, SIGINT = fast, SIGQUIT = immediate, as PostgreSQL's postmaster.
     let request = Arc::new(AtomicUsize::new(0));
     for (sig, code) in [(signal_hook::consts::SIGTERM, 1), (signal_hook::consts::SIGINT, 2), (signal_hook::consts::SIGQUIT, 3)] {
@@ -78,7 +104,13 @@ fn serve(data_dir: PathBuf, port: u16, listen: String, max_connections: usize) {
             std::process::exit(1);
         }
     }
-    let config = ServerConfig { data_dir: data_dir.clone(), listen: listen.clone(), port, max_connections };
+    // SIGHUP: re-read pg_hba.conf and the certificate.
+    let hangup = Arc::new(AtomicBool::new(false));
+    if let Err(e) = signal_hook::flag::register(signal_hook::consts::SIGHUP, hangup.clone()) {
+        log::error!("could not install signal handler: {e}");
+        std::process::exit(1);
+    }
+    let config = ServerConfig { data_dir: data_dir.clone(), listen: listen.clone(), port, max_connections, ssl };
     let server = match Server::start(config) {
         Ok(s) => s,
         Err(e) => {
@@ -90,12 +122,43 @@ fn serve(data_dir: PathBuf, port: u16, listen: String, max_connections: usize) {
     let _ = std::fs::write(&pid_path, format!("{}\n{}\n", std::process::id(), port));
     log::info!("listening on {}:{}", listen, port);
     log::info!("database system is ready to accept connections");
-    let result = server.run(&|| ShutdownMode::from_code(request.load(Ordering::SeqCst)));
+    let shared = server.shared();
+    let result = server.run(&|| {
+        if hangup.swap(false, Ordering::SeqCst) {
+            log::info!("received SIGHUP, reloading configuration files");
+            shared.reload();
+        }
+        ShutdownMode::from_code(request.load(Ordering::SeqCst))
+    });
     let _ = std::fs::remove_file(&pid_path);
     if let Err(e) = result {
         log::error!("{}", e.message);
         std::process::exit(1);
     }
+}
+
+/// The server process of a data directory, from its PID file.
+fn server_pid(data_dir: &std::path::Path) -> i32 {
+    let pid_path = data_dir.join(PID_FILE);
+    let Ok(text) = std::fs::read_to_string(&pid_path) else {
+        eprintln!("tusk: no server running (no {} in {})", PID_FILE, data_dir.display());
+        std::process::exit(1);
+    };
+    let pid: i32 = text.lines().next().and_then(|l| l.trim().parse().ok()).unwrap_or(0);
+    if pid <= 0 {
+        eprintln!("tusk: invalid PID file {}", pid_path.display());
+        std::process::exit(1);
+    }
+    pid
+}
+
+fn reload(data_dir: PathBuf) {
+    let pid = server_pid(&data_dir);
+    if !libc_signal::send(pid, libc_signal::SIGHUP) {
+        eprintln!("tusk: could not send reload signal to server process {pid}");
+        std::process::exit(1);
+    }
+    println!("server signaled");
 }
 
 fn stop(data_dir: PathBuf, mode: Mode) {
@@ -135,6 +198,7 @@ mod libc_signal {
     pub const SIGTERM: &str = "TERM";
     pub const SIGINT: &str = "INT";
     pub const SIGQUIT: &str = "QUIT";
+    pub const SIGHUP: &str = "HUP";
 
     pub fn send(pid: i32, sig: &str) -> bool {
         std::process::Command::new("kill").arg(format!("-{sig}")).arg(pid.to_string()).status().map(|s| s.success()).unwrap_or(false)

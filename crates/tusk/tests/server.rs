@@ -353,3 +353,142 @@ async fn operators_past_work_mem_spill_to_temporary_files() {
         assert!(files2 > files && bytes2 > bytes, "{q} wrote no temporary file at work_mem = 64kB");
     }
 }
+
+/// EXPLAIN's parts that the recorded tests cannot compare with PostgreSQL:
+/// the shape of costs and actual times, plans that differ from
+/// PostgreSQL's, and EXPLAIN through the extended protocol.
+#[tokio::test]
+async fn explain_shows_costs_actuals_joins_and_subplans() {
+    let server = TestServer::start();
+    let c = server.connect("postgres").await;
+    c.batch_execute(
+        "CREATE TABLE ex_t (id int PRIMARY KEY, a int, b text);
+         CREATE TABLE ex_u (id int PRIMARY KEY, t_id int, c text);
+         INSERT INTO ex_t SELECT g, g % 10, 'x' || g FROM generate_series(1, 1000) g;
+         INSERT INTO ex_u SELECT g, g % 100, 'y' FROM generate_series(1, 500) g;",
+    )
+    .await
+    .unwrap();
+    let lines = |rows: Vec<tokio_postgres::Row>| rows.iter().map(|r| r.get::<_, String>(0)).collect::<Vec<_>>();
+
+    // Costs: "(cost=S..T rows=R width=W)" with two decimals, rows counted.
+    let plan = lines(c.query("EXPLAIN SELECT * FROM ex_t WHERE a > 5", &[]).await.unwrap());
+    let head = &plan[0];
+    assert!(head.starts_with("Seq Scan on ex_t  (cost=0.00.."), "{head}");
+    let costs = head.split("(cost=").nth(1).unwrap().trim_end_matches(')');
+    let mut parts = costs.split(' ');
+    let range = parts.next().unwrap();
+    let (s, t) = range.split_once("..").unwrap();
+    for v in [s, t] {
+        assert_eq!(v.split_once('.').unwrap().1.len(), 2, "{head}");
+        v.parse::<f64>().unwrap();
+    }
+    let rows: f64 = parts.next().unwrap().strip_prefix("rows=").unwrap().parse().unwrap();
+    assert!(rows >= 1.0 && rows <= 1000.0, "{head}");
+    assert!(parts.next().unwrap().starts_with("width="), "{head}");
+    assert_eq!(plan[1], "  Filter: (a > 5)");
+
+    // ANALYZE: actual rows and loops per node, times, and the summary.
+    let plan = lines(c.query("EXPLAIN ANALYZE SELECT * FROM ex_t t JOIN ex_u u ON u.t_id = t.id", &[]).await.unwrap());
+    let text = plan.join("\n");
+    assert!(plan[0].starts_with("Hash Join  (cost="), "{text}");
+    assert!(plan[0].contains(" (actual time=") && plan[0].ends_with(" rows=495 loops=1)"), "{text}");
+    assert_eq!(plan[1], "  Hash Cond: (t.id = u.t_id)", "{text}");
+    assert!(plan.iter().any(|l| l.starts_with("  ->  Hash  (cost=")), "{text}");
+    assert!(plan.iter().any(|l| l.starts_with("        ->  Seq Scan on ex_u u  (cost=") && l.ends_with("rows=500 loops=1)")), "{text}");
+    assert!(plan[plan.len() - 2].starts_with("Planning Time: ") && plan[plan.len() - 2].ends_with(" ms"), "{text}");
+    assert!(plan[plan.len() - 1].starts_with("Execution Time: "), "{text}");
+
+    // A correlated subquery is a SubPlan under the node that calls it, run
+    // once per outer row.
+    let plan = lines(
+        c.query(
+            "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+             SELECT id, (SELECT count(*) FROM ex_u WHERE ex_u.t_id = ex_t.a) FROM ex_t WHERE id <= 3",
+            &[],
+        )
+        .await
+        .unwrap(),
+    );
+    assert_eq!(
+        plan,
+        [
+            "Index Scan using ex_t_pkey on ex_t (actual rows=3 loops=1)",
+            "  Index Cond: (id <= 3)",
+            "  SubPlan 1",
+            "    ->  Aggregate (actual rows=1 loops=3)",
+            "          ->  Seq Scan on ex_u (actual rows=5 loops=3)",
+            "                Filter: (t_id = ex_t.a)",
+            "                Rows Removed by Filter: 495",
+        ],
+        "{plan:#?}"
+    );
+
+    // EXPLAIN ANALYZE of a data change makes it; EXPLAIN alone does not.
+    c.execute("EXPLAIN DELETE FROM ex_u WHERE id > 400", &[]).await.unwrap();
+    c.execute("EXPLAIN ANALYZE DELETE FROM ex_u WHERE id > 450", &[]).await.unwrap();
+    let n: i64 = c.query_one("SELECT count(*) FROM ex_u", &[]).await.unwrap().get(0);
+    assert_eq!(n, 450);
+
+    // Extended protocol: described as one text column "QUERY PLAN".
+    let st = c.prepare("EXPLAIN (COSTS OFF) SELECT * FROM ex_t WHERE id = 1").await.unwrap();
+    assert_eq!(st.columns().len(), 1);
+    assert_eq!(st.columns()[0].name(), "QUERY PLAN");
+    let plan = lines(c.query(&st, &[]).await.unwrap());
+    assert_eq!(plan, ["Index Scan using ex_t_pkey on ex_t", "  Index Cond: (id = 1)"]);
+
+    // Statements EXPLAIN cannot show yet say so.
+    let e = c.execute("EXPLAIN CREATE TABLE ex_v AS SELECT 1", &[]).await.unwrap_err();
+    assert_eq!(code(&e), "0A000");
+}
+
+/// pg_stat_activity lists every session with its state and query.
+#[tokio::test]
+async fn pg_stat_activity_lists_sessions_with_state_and_query() {
+    let server = TestServer::start();
+    let a = server.connect("postgres").await;
+    let b = server.connect("postgres").await;
+    a.batch_execute("SET application_name = 'watcher'").await.unwrap();
+    b.batch_execute("BEGIN; SELECT 42").await.unwrap();
+    let b_pid: i32 = b.query_one("SELECT pg_backend_pid()", &[]).await.unwrap().get(0);
+    let a_pid: i32 = a.query_one("SELECT pg_backend_pid()", &[]).await.unwrap().get(0);
+
+    let row = a
+        .query_one(
+            "SELECT state, query, datname::text, usename::text, backend_type, xact_start IS NOT NULL, client_addr::text
+             FROM pg_stat_activity WHERE pid = $1",
+            &[&b_pid],
+        )
+        .await
+        .unwrap();
+    assert_eq!(row.get::<_, String>(0), "idle in transaction");
+    assert_eq!(row.get::<_, String>(1), "SELECT pg_backend_pid()");
+    assert_eq!(row.get::<_, String>(2), "postgres");
+    assert_eq!(row.get::<_, String>(3), "postgres");
+    assert_eq!(row.get::<_, String>(4), "client backend");
+    assert!(row.get::<_, bool>(5));
+
+    // The asking session is active, running this very statement.
+    let row = a.query_one("SELECT state, query, application_name FROM pg_stat_activity WHERE pid = pg_backend_pid()", &[]).await.unwrap();
+    assert_eq!(row.get::<_, String>(0), "active");
+    assert_eq!(row.get::<_, String>(1), "SELECT state, query, application_name FROM pg_stat_activity WHERE pid = pg_backend_pid()");
+    assert_eq!(row.get::<_, String>(2), "watcher");
+
+    // A failed block, then the session ends and leaves the view.
+    let _ = b.batch_execute("SELECT 1/0").await;
+    let state: String = a.query_one("SELECT state FROM pg_stat_activity WHERE pid = $1", &[&b_pid]).await.unwrap().get(0);
+    assert_eq!(state, "idle in transaction (aborted)");
+    drop(b);
+    let mut gone = false;
+    for _ in 0..100 {
+        let n: i64 = a.query_one("SELECT count(*) FROM pg_stat_activity WHERE pid = $1", &[&b_pid]).await.unwrap().get(0);
+        if n == 0 {
+            gone = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(gone, "a closed session stays in pg_stat_activity");
+    let n: i64 = a.query_one("SELECT count(*) FROM pg_stat_activity WHERE pid = $1", &[&a_pid]).await.unwrap().get(0);
+    assert_eq!(n, 1);
+}

@@ -141,6 +141,17 @@ fn write_level(
     out.push('}');
 }
 
+/// PostgreSQL's MAXDIM: arrays have at most six dimensions.
+pub const MAX_DIMS: usize = 6;
+
+/// The error for an array of more than MAX_DIMS dimensions.
+pub fn too_many_dims(ndims: usize) -> PgError {
+    PgError::new(
+        sqlstate::PROGRAM_LIMIT_EXCEEDED,
+        format!("number of array dimensions ({ndims}) exceeds the maximum allowed ({MAX_DIMS})"),
+    )
+}
+
 fn malformed(input: &str, detail: &str) -> PgError {
     PgError::new(sqlstate::INVALID_TEXT_REPRESENTATION, format!("malformed array literal: \"{input}\""))
         .with_detail(detail.to_string())
@@ -158,6 +169,9 @@ pub fn parse_array(
     let mut explicit_dims: Vec<(i32, i32)> = Vec::new();
     if rest.starts_with('[') {
         while rest.starts_with('[') {
+            if explicit_dims.len() >= MAX_DIMS {
+                return Err(too_many_dims(explicit_dims.len() + 1));
+            }
             let close = rest.find(']').ok_or_else(|| malformed(input, "Missing \"]\" after array dimensions."))?;
             let inner = &rest[1..close];
             let (lo, hi) = match inner.split_once(':') {
@@ -222,6 +236,10 @@ fn parse_level(
     element_parse: &mut dyn FnMut(&str) -> PgResult<Datum>,
 ) -> PgResult<()> {
     debug_assert_eq!(chars[*pos], '{');
+    if level >= MAX_DIMS {
+        // Also what bounds this recursion.
+        return Err(too_many_dims(level + 1));
+    }
     *pos += 1;
     if dim_lens.len() <= level {
         dim_lens.push(None);

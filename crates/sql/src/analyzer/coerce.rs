@@ -77,6 +77,10 @@ pub fn coercion_path(b: &Builtins, source: Oid, target: Oid, ctx: CoercionContex
     if ctx >= CoercionContext::Assignment && is_string_category(b, target) && source != oid::RECORD {
         return CoercionPath::Convert;
     }
+    // ROW(...)::text prints the record.
+    if ctx == CoercionContext::Explicit && is_string_category(b, target) && source == oid::RECORD {
+        return CoercionPath::Convert;
+    }
     if ctx == CoercionContext::Explicit && is_string_category(b, source) {
         return CoercionPath::Convert;
     }

@@ -136,6 +136,13 @@ impl<'a> Analyzer<'a> {
             NodeEnum::RowExpr(r) => {
                 // Unknown literals stay unknown: a row comparison gives them types.
                 let args = self.transform_list(&r.args)?;
+                if args.len() > super::MAX_TUPLE_ATTRIBUTES {
+                    return Err(PgError::new(
+                        sqlstate::TOO_MANY_COLUMNS,
+                        format!("ROW expressions can have at most {} entries", super::MAX_TUPLE_ATTRIBUTES),
+                    )
+                    .with_position(pos(r.location)));
+                }
                 Ok(Expr::Row { args, ty: t(oid::RECORD) })
             }
             NodeEnum::AArrayExpr(a) => self.transform_array(a, None),
@@ -866,6 +873,13 @@ impl<'a> Analyzer<'a> {
     // ---------------------------------------------------------------- functions
 
     fn transform_func_call(&mut self, f: &pb::FuncCall) -> PgResult<Expr> {
+        if f.args.len() > super::FUNC_MAX_ARGS {
+            return Err(PgError::new(
+                sqlstate::TOO_MANY_ARGUMENTS,
+                format!("cannot pass more than {} arguments to a function", super::FUNC_MAX_ARGS),
+            )
+            .with_position(pos(f.location)));
+        }
         let names: Vec<&str> = f.funcname.iter().filter_map(node_string).collect();
         let (schema, name) = match names.as_slice() {
             [n] => (None, n.to_string()),
@@ -1372,6 +1386,9 @@ impl<'a> Analyzer<'a> {
                 sqlstate::DATATYPE_MISMATCH,
                 format!("cannot subscript type {} because it does not support subscripting", display_type(self.b, ty)),
             ));
+        }
+        if subs.len() > tusk_types::array::MAX_DIMS {
+            return Err(tusk_types::array::too_many_dims(subs.len()));
         }
         let out_ty = if slice { ty } else { t(elem) };
         // A non-slice subscript uses the upper index position.

@@ -94,6 +94,13 @@ pub struct Analyzer<'a> {
 /// analysis runs out of max_stack_depth) and runs one of 4,000.
 pub(crate) const MAX_EXPR_DEPTH: usize = 4_500;
 
+/// PostgreSQL's MaxTupleAttributeNumber: the most entries a target list or
+/// ROW expression may have.
+pub(crate) const MAX_TUPLE_ATTRIBUTES: usize = 1664;
+
+/// PostgreSQL's FUNC_MAX_ARGS.
+pub(crate) const FUNC_MAX_ARGS: usize = 100;
+
 pub(crate) fn pos(location: i32) -> Option<u32> {
     if location >= 0 {
         Some(location as u32 + 1)
@@ -316,6 +323,13 @@ impl<'a> Analyzer<'a> {
     pub(crate) fn analyze_select_stmt_with(&mut self, stmt: &pg_query::protobuf::SelectStmt, resolve_unknowns: bool) -> PgResult<Query> {
         crate::stack::check()?;
         let (mut q, level) = self.with_level(|a| a.transform_select_inner(stmt, resolve_unknowns))?;
+        // Target entries of ORDER BY and GROUP BY expressions count too.
+        if q.targets.len() > MAX_TUPLE_ATTRIBUTES {
+            return Err(PgError::new(
+                sqlstate::TOO_MANY_COLUMNS,
+                format!("target lists can have at most {MAX_TUPLE_ATTRIBUTES} entries"),
+            ));
+        }
         q.rtable = level.rtable;
         if q.ctes.is_empty() {
             q.ctes = level.ctes;

@@ -56,8 +56,56 @@ pub struct Role {
     pub replication: bool,
     pub bypass_rls: bool,
     pub connection_limit: i32,
+    /// pg_authid.rolpassword: a SCRAM-SHA-256 or md5 verifier (see
+    /// `commands::role`), never the password itself.
     pub password: Option<String>,
-    pub valid_until: Option<String>,
+    /// pg_authid.rolvaliduntil: when the password stops being accepted
+    /// (a timestamptz in microseconds since 2000-01-01; i64::MAX is infinity).
+    pub valid_until: Option<i64>,
+}
+
+/// The roles PostgreSQL 15 predefines besides the bootstrap superuser
+/// (pg_authid.dat), with their OIDs: they exist in every cluster, cannot log
+/// in, and can be neither altered nor dropped.
+pub const PREDEFINED_ROLES: &[(Oid, &str)] = &[
+    (3373, "pg_monitor"),
+    (3374, "pg_read_all_settings"),
+    (3375, "pg_read_all_stats"),
+    (3377, "pg_stat_scan_tables"),
+    (4200, "pg_signal_backend"),
+    (4544, "pg_checkpoint"),
+    (4569, "pg_read_server_files"),
+    (4570, "pg_write_server_files"),
+    (4571, "pg_execute_server_program"),
+    (6171, "pg_database_owner"),
+    (6181, "pg_read_all_data"),
+    (6182, "pg_write_all_data"),
+];
+
+impl Role {
+    /// A role with CREATE ROLE's defaults (NOLOGIN, INHERIT, nothing else).
+    pub fn new(oid: Oid, name: &str) -> Role {
+        Role {
+            oid,
+            name: name.to_string(),
+            superuser: false,
+            inherit: true,
+            create_role: false,
+            create_db: false,
+            can_login: false,
+            replication: false,
+            bypass_rls: false,
+            connection_limit: -1,
+            password: None,
+            valid_until: None,
+        }
+    }
+
+    /// Whether the role is one the system needs (the bootstrap superuser
+    /// and the predefined roles): DROP ROLE refuses it.
+    pub fn is_pinned(&self) -> bool {
+        self.oid == BOOTSTRAP_SUPERUSER || PREDEFINED_ROLES.iter().any(|(oid, _)| *oid == self.oid)
+    }
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]

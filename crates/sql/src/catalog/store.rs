@@ -6,6 +6,12 @@
 //!   `n` db nsp              → Namespace      `r` db rel → Relation
 //!   `N` db nsp name         → relation oid (unique names; DDL locks this key)
 //!   `m` db class obj sub    → comment text
+//!   `A` name                → role oid: written by role DDL (the roles of
+//!                               the bootstrap lack it) and locked by it, so
+//!                               that DDL on one role name is serialized
+//!   `D` name                → never written: locked to serialize DDL on
+//!                               database names
+//!   `x` mock_auth_nonce      → the secret of mock SCRAM salts
 //! Values are JSON: catalog rows are few and small, and readable dumps help
 //! when something goes wrong.
 
@@ -82,11 +88,36 @@ pub fn comment_key(db: Oid, class: Oid, obj: Oid, sub: i32) -> Vec<u8> {
     key(b'm', &[db, class, obj, sub as u32])
 }
 
+/// The key that serializes DDL on a role name (see the header).
+pub fn role_name_key(name: &str) -> Vec<u8> {
+    let mut k = key(b'A', &[]);
+    k.extend_from_slice(name.as_bytes());
+    k
+}
+
 /// A key locked (never written) to serialize DDL on database names.
 pub fn database_name_key(name: &str) -> Vec<u8> {
     let mut k = key(b'D', &[]);
     k.extend_from_slice(name.as_bytes());
     k
+}
+
+/// The cluster's secret for mock SCRAM salts (PostgreSQL's mock_auth_nonce
+/// in pg_control): made once, so a role that does not exist gets the same
+/// salt every time, as a real one does.
+pub fn mock_auth_nonce(engine: &std::sync::Arc<Engine>) -> PgResult<Vec<u8>> {
+    let mut k = key(b'x', &[]);
+    k.extend_from_slice(b"mock_auth_nonce");
+    let txn = engine.begin(tusk_storage::Isolation::ReadCommitted, true);
+    if let Some(v) = txn.get_for_update(&k)? {
+        txn.rollback();
+        return Ok(v);
+    }
+    let mut nonce = vec![0u8; 32];
+    rand::RngCore::fill_bytes(&mut rand::rngs::OsRng, &mut nonce);
+    txn.put(&k, &nonce)?;
+    txn.commit()?;
+    Ok(nonce)
 }
 
 /// The next OID for a new object. OIDs are never reused; after a crash a
@@ -112,6 +143,10 @@ pub fn load_cluster(txn: &Txn) -> PgResult<ClusterCatalog> {
     for (_, v) in scan_prefix(txn, &key(b'a', &[]))? {
         let r: Role = decode(&v)?;
         cat.roles.insert(r.oid, r);
+    }
+    // The predefined roles are part of every cluster, not rows of it.
+    for &(oid, name) in PREDEFINED_ROLES {
+        cat.roles.entry(oid).or_insert_with(|| Role::new(oid, name));
     }
     Ok(cat)
 }
@@ -139,6 +174,10 @@ pub fn put_database(txn: &Txn, d: &Database) -> PgResult<()> {
 
 pub fn put_role(txn: &Txn, r: &Role) -> PgResult<()> {
     txn.put(&role_key(r.oid), &encode(r))
+}
+
+pub fn delete_role(txn: &Txn, role: Oid) -> PgResult<()> {
+    txn.delete(&role_key(role))
 }
 
 pub fn put_namespace(txn: &Txn, db: Oid, ns: &Namespace) -> PgResult<()> {

@@ -26,6 +26,8 @@ pub struct SysCx<'a> {
     pub database: Oid,
     pub database_name: &'a str,
     pub user: &'a str,
+    /// The server's sessions, filled only for pg_stat_activity.
+    pub activity: Vec<crate::cluster::BackendActivity>,
 }
 
 /// One generated row: column name → value.
@@ -279,6 +281,7 @@ fn generators() -> Vec<(&'static str, Generator)> {
         ("pg_language", pg_language),
         ("pg_tablespace", pg_tablespace),
         ("pg_stat_database", pg_stat_database),
+        ("pg_stat_activity", pg_stat_activity),
         ("tables", is_tables),
         ("columns", is_columns),
         ("views", is_views),
@@ -505,6 +508,40 @@ fn pg_stat_database(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
     Ok(())
 }
 
+/// One row per session, as PostgreSQL 15 shows client backends (Tusk has
+/// no background processes to list).
+fn pg_stat_activity(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
+    let ts = |t: Option<i64>| t.map(Datum::TimestampTz).unwrap_or(Datum::Null);
+    for a in &cx.activity {
+        let db = cx.cluster.databases.values().find(|d| d.name == a.database);
+        let role = cx.cluster.roles.values().find(|r| r.name == a.user);
+        let (addr, port) = match a.client {
+            Some(c) => (Datum::from_string(c.ip().to_string()), Datum::Int4(c.port() as i32)),
+            None => (Datum::Null, Datum::Int4(-1)),
+        };
+        out.push(vec![
+            ("datid", db.map(|d| oidv(d.oid)).unwrap_or(Datum::Null)),
+            ("datname", name(&a.database)),
+            ("pid", Datum::Int4(a.pid)),
+            ("usesysid", role.map(|r| oidv(r.oid)).unwrap_or(Datum::Null)),
+            ("usename", name(&a.user)),
+            ("application_name", text(&a.application_name)),
+            ("client_addr", addr),
+            ("client_port", port),
+            ("backend_start", Datum::TimestampTz(a.backend_start)),
+            ("xact_start", ts(a.xact_start)),
+            ("query_start", ts(a.query_start)),
+            ("state_change", ts(a.state_change)),
+            ("wait_event_type", if a.state == "idle" { text("Client") } else { Datum::Null }),
+            ("wait_event", if a.state == "idle" { text("ClientRead") } else { Datum::Null }),
+            ("state", text(a.state)),
+            ("query", text(&a.query)),
+            ("backend_type", text("client backend")),
+        ]);
+    }
+    Ok(())
+}
+
 fn role_row(r: &Role) -> SysRow {
     vec![
         ("oid", oidv(r.oid)),
@@ -518,6 +555,7 @@ fn role_row(r: &Role) -> SysRow {
         ("rolbypassrls", b(r.bypass_rls)),
         ("rolconnlimit", Datum::Int4(r.connection_limit)),
         ("rolpassword", text("********")),
+        ("rolvaliduntil", r.valid_until.map(Datum::TimestampTz).unwrap_or(Datum::Null)),
     ]
 }
 
@@ -548,6 +586,7 @@ fn pg_user(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
             ("userepl", b(r.replication)),
             ("usebypassrls", b(r.bypass_rls)),
             ("passwd", text("********")),
+            ("valuntil", r.valid_until.map(Datum::TimestampTz).unwrap_or(Datum::Null)),
         ]);
     }
     Ok(())

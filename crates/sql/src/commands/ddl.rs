@@ -2182,6 +2182,10 @@ fn alter_table_cmd(d: &Ddl, rel: &Arc<Relation>, c: &pb::AlterTableCmd, objtype:
                 ));
             }
             let idx = t.columns.len();
+            // Attribute numbers are not reused: dropped columns count too.
+            if idx + 1 > 1600 {
+                return Err(PgError::new(sqlstate::TOO_MANY_COLUMNS, "tables can have at most 1600 columns"));
+            }
             let (mut col, serial) = column_from_def(d, cd, idx)?;
             let mut raw_default = cd.raw_default.as_deref().cloned();
             let mut constraints = Vec::new();

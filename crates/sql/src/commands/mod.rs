@@ -5,8 +5,11 @@
 
 pub mod copy;
 pub mod create_as;
+pub mod cursor;
 pub mod ddl;
+pub mod explain;
 pub mod naming;
+pub mod role;
 pub mod sequence;
 
 use pg_query::protobuf::{self as pb, Node};
@@ -150,6 +153,10 @@ pub(crate) fn execute_ddl_node(s: &mut SqlSession, node: &NodeEnum, sql: &str) -
                 _ => "ALTER TABLE",
             })
         }
+        NodeEnum::RenameStmt(r) if r.rename_type == pb::ObjectType::ObjectRole as i32 => {
+            role::rename_role(s, r)?;
+            UtilityResult::tag("ALTER ROLE")
+        }
         NodeEnum::RenameStmt(r) => {
             ddl::rename(s, r, sql)?;
             UtilityResult::tag(match r.rename_type {
@@ -199,17 +206,34 @@ pub(crate) fn execute_ddl_node(s: &mut SqlSession, node: &NodeEnum, sql: &str) -
             }
             UtilityResult::tag("LOCK TABLE")
         }
-        NodeEnum::ExplainStmt(_) => Err(PgError::unsupported("EXPLAIN")),
+        NodeEnum::ExplainStmt(e) => explain::explain(s, e, sql),
         NodeEnum::DoStmt(_) => Err(PgError::unsupported("DO blocks")),
         NodeEnum::CreateFunctionStmt(_) => Err(PgError::unsupported("CREATE FUNCTION")),
         NodeEnum::CreateTrigStmt(_) => Err(PgError::unsupported("CREATE TRIGGER")),
-        NodeEnum::CreateRoleStmt(_) | NodeEnum::AlterRoleStmt(_) | NodeEnum::DropRoleStmt(_) => Err(PgError::unsupported("roles other than postgres")),
+        NodeEnum::CreateRoleStmt(c) => {
+            role::create_role(s, c)?;
+            UtilityResult::tag("CREATE ROLE")
+        }
+        NodeEnum::AlterRoleStmt(a) => {
+            role::alter_role(s, a)?;
+            UtilityResult::tag("ALTER ROLE")
+        }
+        NodeEnum::AlterRoleSetStmt(a) => {
+            role::alter_role_set(s, a)?;
+            UtilityResult::tag("ALTER ROLE")
+        }
+        NodeEnum::DropRoleStmt(d) => {
+            role::drop_role(s, d)?;
+            UtilityResult::tag("DROP ROLE")
+        }
         NodeEnum::GrantStmt(_) | NodeEnum::GrantRoleStmt(_) => Err(PgError::unsupported("GRANT and REVOKE")),
         NodeEnum::CreateExtensionStmt(_) => Err(PgError::unsupported("extensions")),
         NodeEnum::CopyStmt(_) => Err(PgError::unsupported("COPY")),
         NodeEnum::ListenStmt(_) | NodeEnum::NotifyStmt(_) | NodeEnum::UnlistenStmt(_) => Err(PgError::unsupported("LISTEN and NOTIFY")),
         NodeEnum::AlterOwnerStmt(_) => UtilityResult::tag("ALTER TABLE"),
-        NodeEnum::DeclareCursorStmt(_) | NodeEnum::FetchStmt(_) | NodeEnum::ClosePortalStmt(_) => Err(PgError::unsupported("cursors")),
+        NodeEnum::DeclareCursorStmt(d) => cursor::declare(s, d, sql),
+        NodeEnum::FetchStmt(f) => cursor::fetch(s, f),
+        NodeEnum::ClosePortalStmt(c) => cursor::close(s, c),
         other => Err(PgError::unsupported(format!("the {} statement", command_tag(other)))),
     }
 }
@@ -223,6 +247,9 @@ fn is_write_utility(node: &NodeEnum) -> bool {
             | NodeEnum::DiscardStmt(_)
             | NodeEnum::LockStmt(_)
             | NodeEnum::ConstraintsSetStmt(_)
+            | NodeEnum::DeclareCursorStmt(_)
+            | NodeEnum::FetchStmt(_)
+            | NodeEnum::ClosePortalStmt(_)
     )
 }
 
@@ -316,6 +343,9 @@ pub fn command_tag(node: &NodeEnum) -> String {
         "AlterTableStmt" => "ALTER TABLE",
         "CreateSeqStmt" => "CREATE SEQUENCE",
         "CreatedbStmt" => "CREATE DATABASE",
+        "CreateRoleStmt" => "CREATE ROLE",
+        "AlterRoleStmt" | "AlterRoleSetStmt" => "ALTER ROLE",
+        "DropRoleStmt" => "DROP ROLE",
         "DropdbStmt" => "DROP DATABASE",
         "VacuumStmt" => "VACUUM",
         "CopyStmt" => "COPY",

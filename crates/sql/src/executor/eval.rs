@@ -61,7 +61,9 @@ fn eval_case(e: &Expr, row: &[Datum], cx: &ExecCx, case_value: Option<&Datum>) -
                 }
                 vals.push(v);
             }
-            call(func, &vals, args, *ty, cx)
+            let out = call(func, &vals, args, *ty, cx)?;
+            crate::functions::limits::check_value(&out)?;
+            Ok(out)
         }
         Expr::Cast { arg, spec } => {
             let v = eval_case(arg, row, cx, case_value)?;
@@ -212,8 +214,11 @@ fn eval_case(e: &Expr, row: &[Datum], cx: &ExecCx, case_value: Option<&Datum>) -
                 vals.push(v);
             }
             if !sub_arrays.is_empty() && sub_arrays.len() == vals.len() {
-                return build_multidim(elem.oid, &sub_arrays);
+                let out = build_multidim(elem.oid, &sub_arrays)?;
+                crate::functions::limits::check_value(&out)?;
+                return Ok(out);
             }
+            crate::functions::limits::check_array(&vals)?;
             Ok(Datum::Array(Arc::new(Array::from_vec(elem.oid, vals))))
         }
         Expr::Subscript { arg, indexes, slice, .. } => {
@@ -289,6 +294,9 @@ fn build_multidim(elem: u32, subs: &[Arc<Array>]) -> PgResult<Datum> {
     }
     if first_dims.is_empty() {
         return Ok(Datum::Array(Arc::new(Array::empty(elem))));
+    }
+    if first_dims.len() >= tusk_types::array::MAX_DIMS {
+        return Err(tusk_types::array::too_many_dims(first_dims.len() + 1));
     }
     let mut dims = vec![(subs.len() as i32, 1)];
     dims.extend(first_dims);

@@ -51,6 +51,73 @@ pub struct StmtState {
     pub worktables: RefCell<HashMap<usize, Rc<Vec<Row>>>>,
     /// Rows processed by the top Modify node (for the command tag).
     pub modified: std::cell::Cell<u64>,
+    /// EXPLAIN ANALYZE: what each plan node did, keyed by the node's
+    /// address in the plan (stable while the statement runs).
+    pub instrument: Option<RefCell<HashMap<usize, NodeStats>>>,
+    /// EXPLAIN ANALYZE (TIMING OFF) counts rows without reading the clock.
+    pub instrument_timing: bool,
+}
+
+/// EXPLAIN ANALYZE's counters for one plan node, over all its runs.
+#[derive(Clone, Debug, Default)]
+pub struct NodeStats {
+    /// How many times the node was started (built).
+    pub loops: u64,
+    pub rows: u64,
+    /// Seconds spent inside the node (children included) until its first
+    /// row, and in all, summed over loops.
+    pub startup_secs: f64,
+    pub total_secs: f64,
+    /// The node's own report (`Node::explain_info`), summed over loops
+    /// where it is a count.
+    pub info: Vec<(&'static str, String)>,
+}
+
+/// Adds one loop's report to the node's: counts add up, other values
+/// (a sort's method) keep the latest.
+fn merge_info(into: &mut Vec<(&'static str, String)>, from: Vec<(&'static str, String)>) {
+    for (k, v) in from {
+        match into.iter_mut().find(|(key, _)| *key == k) {
+            Some((_, old)) => match (old.parse::<u64>(), v.parse::<u64>()) {
+                (Ok(a), Ok(b)) => *old = (a + b).to_string(),
+                _ => *old = v,
+            },
+            None => into.push((k, v)),
+        }
+    }
+}
+
+/// Counts a node's rows and time for EXPLAIN ANALYZE.
+struct Instrumented {
+    inner: Box<dyn Node>,
+    key: usize,
+    /// Time spent in this loop so far, and whether a row came out yet.
+    elapsed: f64,
+    started: bool,
+}
+
+impl Node for Instrumented {
+    fn next(&mut self, cx: &ExecCx) -> PgResult<Option<Row>> {
+        let t0 = cx.state.instrument_timing.then(std::time::Instant::now);
+        let r = self.inner.next(cx)?;
+        let Some(ins) = &cx.state.instrument else { return Ok(r) };
+        let mut map = ins.borrow_mut();
+        let st = map.entry(self.key).or_default();
+        if let Some(t0) = t0 {
+            let dt = t0.elapsed().as_secs_f64();
+            self.elapsed += dt;
+            st.total_secs += dt;
+        }
+        if !self.started {
+            self.started = true;
+            st.startup_secs += self.elapsed;
+        }
+        match r {
+            Some(_) => st.rows += 1,
+            None => merge_info(&mut st.info, self.inner.explain_info()),
+        }
+        Ok(r)
+    }
 }
 
 /// What every node sees while running.
@@ -86,19 +153,36 @@ impl<'a> ExecCx<'a> {
 /// A running plan node.
 pub trait Node {
     fn next(&mut self, cx: &ExecCx) -> PgResult<Option<Row>>;
+
+    /// EXPLAIN ANALYZE: what the node did beyond its rows ("Sort Method",
+    /// "Rows Removed by Filter"), read when it finishes.
+    fn explain_info(&self) -> Vec<(&'static str, String)> {
+        Vec::new()
+    }
 }
 
 /// Builds the node tree for a plan.
 pub fn build(plan: &Plan, cx: &ExecCx) -> PgResult<Box<dyn Node>> {
+    let node = build_node(plan, cx)?;
+    if let Some(ins) = &cx.state.instrument {
+        let key = plan as *const Plan as usize;
+        ins.borrow_mut().entry(key).or_default().loops += 1;
+        return Ok(Box::new(Instrumented { inner: node, key, elapsed: 0.0, started: false }));
+    }
+    Ok(node)
+}
+
+fn build_node(plan: &Plan, cx: &ExecCx) -> PgResult<Box<dyn Node>> {
     use nodes::*;
+    crate::stack::check()?;
     Ok(match plan {
         Plan::Result { exprs, filter } => Box::new(ResultNode::new(exprs.clone(), filter.clone())),
-        Plan::Scan { rel, method, filter, with_key, reverse, columns } => {
+        Plan::Scan { rel, method, filter, with_key, reverse, columns, .. } => {
             Box::new(ScanNode::new(rel.clone(), method.clone(), filter.clone(), *with_key, *reverse, columns.clone(), cx)?)
         }
         Plan::Values { rows, .. } => Box::new(ValuesNode::new(rows.clone())),
-        Plan::Function { call, ordinality, expand_record } => Box::new(FunctionNode::new(call.clone(), *ordinality, *expand_record)),
-        Plan::Filter { input, predicate } => Box::new(FilterNode { input: build(input, cx)?, predicate: predicate.clone() }),
+        Plan::Function { call, ordinality, expand_record, .. } => Box::new(FunctionNode::new(call.clone(), *ordinality, *expand_record)),
+        Plan::Filter { input, predicate } => Box::new(FilterNode { input: build(input, cx)?, predicate: predicate.clone(), removed: 0 }),
         Plan::Project { input, exprs } => Box::new(ProjectNode { input: build(input, cx)?, exprs: exprs.clone() }),
         Plan::ProjectSet { input, exprs, input_width } => Box::new(ProjectSetNode::new(build(input, cx)?, exprs.clone(), *input_width)),
         Plan::NestedLoop { left, right, kind, predicate, left_width, right_width } => Box::new(join::NestedLoopNode::new(
@@ -147,7 +231,7 @@ pub fn build(plan: &Plan, cx: &ExecCx) -> PgResult<Box<dyn Node>> {
         Plan::RecursiveUnion { base, recursive, all, id, .. } => {
             Box::new(RecursiveUnionNode::new(build(base, cx)?, (**recursive).clone(), *all, *id))
         }
-        Plan::WorkTable { id } => Box::new(WorkTableNode { id: *id, rows: None, pos: 0 }),
+        Plan::WorkTable { id, .. } => Box::new(WorkTableNode { id: *id, rows: None, pos: 0 }),
         Plan::Materialize { input } => Box::new(MaterializeNode { input: Some(build(input, cx)?), rows: Vec::new(), pos: 0 }),
         Plan::Modify { kind, rel, input, update_cols, on_conflict, returning, returning_input, view_checks, old_width, recheck } => Box::new(modify::ModifyNode::new(
             *kind,

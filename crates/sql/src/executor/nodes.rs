@@ -106,6 +106,8 @@ pub struct ScanNode {
     buffer: std::vec::IntoIter<(Vec<u8>, Row)>,
     /// Whether a streaming scan may still be tried.
     stream_ok: bool,
+    /// Rows the filter turned away (EXPLAIN ANALYZE).
+    removed: u64,
 }
 
 /// Compiles a stored expression of `rel` (index expressions, CHECK
@@ -132,7 +134,7 @@ impl ScanNode {
         if let Some(c) = columns {
             table.read_only_columns(&c);
         }
-        Ok(ScanNode { table, method, filter, with_key, state: None, buffer: Vec::new().into_iter(), stream_ok: true })
+        Ok(ScanNode { table, method, filter, with_key, state: None, buffer: Vec::new().into_iter(), stream_ok: true, removed: 0 })
     }
 
     /// Encodes a key range: returns [lower, upper) or None if it is empty
@@ -198,6 +200,7 @@ impl ScanNode {
                 database: cx.env.database_oid(),
                 database_name: &db_name,
                 user: &user,
+                activity: if t.name == "pg_stat_activity" { cx.env.backend_activity() } else { Vec::new() },
             };
             let rows = t.rows(&scx)?;
             self.buffer = rows.into_iter().map(|r| (Vec::new(), r)).collect::<Vec<_>>().into_iter();
@@ -421,10 +424,18 @@ impl Node for ScanNode {
             }
             if let Some(f) = &self.filter {
                 if !eval_pred(f, &row, cx)? {
+                    self.removed += 1;
                     continue;
                 }
             }
             return Ok(Some(row));
+        }
+    }
+
+    fn explain_info(&self) -> Vec<(&'static str, String)> {
+        match self.filter {
+            Some(_) => vec![("Rows Removed by Filter", self.removed.to_string())],
+            None => Vec::new(),
         }
     }
 }
@@ -499,6 +510,8 @@ impl Node for FunctionNode {
 pub struct FilterNode {
     pub input: Box<dyn Node>,
     pub predicate: Expr,
+    /// Rows the predicate turned away (EXPLAIN ANALYZE).
+    pub removed: u64,
 }
 
 impl Node for FilterNode {
@@ -507,8 +520,13 @@ impl Node for FilterNode {
             if eval_pred(&self.predicate, &row, cx)? {
                 return Ok(Some(row));
             }
+            self.removed += 1;
         }
         Ok(None)
+    }
+
+    fn explain_info(&self) -> Vec<(&'static str, String)> {
+        vec![("Rows Removed by Filter", self.removed.to_string())]
     }
 }
 

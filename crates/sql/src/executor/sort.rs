@@ -23,11 +23,28 @@ use crate::plan::SortKey;
 /// merge's memory as well as its heap.
 const MERGE_FAN_IN: usize = 32;
 
+/// What the allocator adds to each allocation (glibc: a size word, and
+/// rounding to 16 bytes).
+const MALLOC_OVERHEAD: usize = 16;
+
+/// Bytes a value owns beyond its slot.
+fn heap_bytes(d: &Datum) -> usize {
+    datum_bytes(d) - std::mem::size_of::<Datum>()
+}
+
+/// Heap allocations a row holds: its vector and each shared value.
+fn allocations(row: &[Datum]) -> usize {
+    1 + row.iter().filter(|d| heap_bytes(d) > 0).count()
+}
+
 pub struct SortNode {
     input: Option<Box<dyn Node>>,
     keys: Vec<SortKey>,
     flags: Rc<[(bool, bool)]>,
     output: Output,
+    /// EXPLAIN ANALYZE's "Sort Method": in memory (bytes held) or on disk
+    /// (bytes written in runs).
+    method: Option<(bool, usize)>,
 }
 
 enum Output {
@@ -49,7 +66,23 @@ struct Buffer {
 
 impl Buffer {
     fn new() -> Buffer {
-        Buffer { heads: Vec::new(), tails: Vec::new(), rows: Vec::new(), held: 0 }
+        Buffer::with_capacity(0, 0)
+    }
+
+    /// A buffer sized for `rows` rows of `tail_keys` further keys each:
+    /// after the first run the run length is known, and sizing up front
+    /// saves the vectors' doubling (up to twice the memory, briefly three
+    /// times while a vector grows).
+    fn with_capacity(rows: usize, tail_keys: usize) -> Buffer {
+        Buffer { heads: Vec::with_capacity(rows), tails: Vec::with_capacity(rows * tail_keys), rows: Vec::with_capacity(rows), held: 0 }
+    }
+
+    /// Bytes held: the values, plus the three vectors at their capacity.
+    fn bytes(&self) -> usize {
+        self.held
+            + self.heads.capacity() * std::mem::size_of::<(Datum, u32)>()
+            + self.tails.capacity() * std::mem::size_of::<Datum>()
+            + self.rows.capacity() * std::mem::size_of::<Row>()
     }
 
     fn len(&self) -> usize {
@@ -116,7 +149,7 @@ impl SortNode {
         } else {
             keys.iter().map(|k| (k.descending, k.nulls_first)).collect()
         };
-        SortNode { input: Some(input), keys, flags, output: Output::Memory(Sorted::empty()) }
+        SortNode { input: Some(input), keys, flags, output: Output::Memory(Sorted::empty()), method: None }
     }
 
     /// Reads the whole input, spilling sorted runs whenever the rows held
@@ -136,32 +169,40 @@ impl SortNode {
                 Some(k) => eval(&k.expr, &row, cx)?,
                 None => Datum::Null,
             };
-            buf.held += datum_bytes(&head) + std::mem::size_of::<(Datum, u32)>() + row_bytes(&row);
+            // The slots in the vectors are counted at their capacity
+            // (`Buffer::bytes`); here what the values own, plus the
+            // allocator's own overhead for each allocation.
+            buf.held += heap_bytes(&head) + row_bytes(&row) - std::mem::size_of::<Row>() + allocations(&row) * MALLOC_OVERHEAD;
             buf.heads.push((head, pos));
             for key in self.keys.iter().skip(1) {
                 let v = eval(&key.expr, &row, cx)?;
-                buf.held += datum_bytes(&v);
+                buf.held += heap_bytes(&v);
                 buf.tails.push(v);
             }
             buf.rows.push(row);
-            if buf.held > budget || buf.len() == u32::MAX as usize {
-                let full = std::mem::replace(&mut buf, Buffer::new());
+            if buf.bytes() > budget || buf.len() == u32::MAX as usize {
+                let rows = buf.len();
+                let full = std::mem::replace(&mut buf, Buffer::with_capacity(rows, self.flags.len() - 1));
                 runs.push(self.write_run(full, cx)?);
             }
         }
-        buf.sort(&self.flags);
-        let last = buf.into_sorted(self.flags.len());
         if runs.is_empty() {
-            return Ok(Output::Memory(last));
+            self.method = Some((false, buf.bytes()));
+            buf.sort(&self.flags);
+            return Ok(Output::Memory(buf.into_sorted(self.flags.len())));
         }
-        // The last stretch stays in memory as the final run.
-        while runs.len() + 1 > MERGE_FAN_IN {
+        // The last stretch becomes a run on disk too: the merge then holds
+        // one row and one file buffer per run, not another work_mem of rows.
+        if buf.len() > 0 {
+            runs.push(self.write_run(buf, cx)?);
+        }
+        while runs.len() > MERGE_FAN_IN {
             runs = self.merge_pass(runs, cx)?;
         }
-        Merge::new(runs.into_iter().map(Run::File).chain([Run::Memory(last)]).collect(), self, cx).map(Output::Merge)
+        Merge::new(runs.into_iter().map(Run::File).collect(), self, cx).map(Output::Merge)
     }
 
-    fn write_run(&self, mut buf: Buffer, cx: &ExecCx) -> PgResult<SpillReader> {
+    fn write_run(&mut self, mut buf: Buffer, cx: &ExecCx) -> PgResult<SpillReader> {
         buf.sort(&self.flags);
         let mut sorted = buf.into_sorted(self.flags.len());
         let mut w = SpillWriter::new(cx)?;
@@ -169,6 +210,8 @@ impl SortNode {
             both.extend(row);
             w.push(&both)?;
         }
+        let disk = self.method.map_or(0, |(_, b)| b) + w.bytes() as usize;
+        self.method = Some((true, disk));
         w.into_reader()
     }
 
@@ -193,6 +236,15 @@ impl SortNode {
 }
 
 impl Node for SortNode {
+    fn explain_info(&self) -> Vec<(&'static str, String)> {
+        let kb = |b: usize| b.div_ceil(1024);
+        match self.method {
+            Some((false, b)) => vec![("Sort Method", format!("quicksort|Memory|{}", kb(b)))],
+            Some((true, b)) => vec![("Sort Method", format!("external merge|Disk|{}", kb(b)))],
+            None => Vec::new(),
+        }
+    }
+
     fn next(&mut self, cx: &ExecCx) -> PgResult<Option<Row>> {
         if let Some(input) = self.input.take() {
             self.output = self.consume(input, cx)?;
@@ -205,10 +257,9 @@ impl Node for SortNode {
 }
 
 /// One sorted run: a temporary file (key values then row values, per
-/// record) or the in-memory tail of the input.
+/// record).
 enum Run {
     File(SpillReader),
-    Memory(Sorted),
 }
 
 impl Run {
@@ -218,7 +269,6 @@ impl Run {
                 let row = both.split_off(nkeys);
                 (both, row)
             })),
-            Run::Memory(sorted) => Ok(sorted.next_pair()),
         }
     }
 }

@@ -69,7 +69,18 @@ fn file_error(e: std::io::Error, what: &str) -> PgError {
     } else {
         sqlstate::IO_ERROR
     };
-    PgError::new(code, format!("could not {what} temporary file: {e}"))
+    // The operating system's text without Rust's " (os error 28)", as PostgreSQL shows %m.
+    let text = e.to_string();
+    let text = match text.rfind(" (os error ") {
+        Some(i) if text.ends_with(')') => text[..i].to_string(),
+        _ => text,
+    };
+    let err = PgError::new(code, format!("could not {what} temporary file: {text}"));
+    if code == sqlstate::DISK_FULL {
+        err.with_hint("Check free disk space.")
+    } else {
+        err
+    }
 }
 
 /// A temporary file being written.
@@ -102,6 +113,11 @@ impl SpillWriter {
 
     pub fn rows(&self) -> u64 {
         self.rows
+    }
+
+    /// Bytes written so far.
+    pub fn bytes(&self) -> u64 {
+        self.bytes
     }
 
     /// Finishes writing and rewinds the file for reading.

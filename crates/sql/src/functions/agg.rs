@@ -180,10 +180,12 @@ impl AggregateKind {
             (BoolOr, AggState::Bool(cur)) => *cur = Some(cur.unwrap_or(false) || v.as_bool().unwrap_or(false)),
             (StringAgg, AggState::Text(cur)) => {
                 let s = v.as_str().unwrap_or("");
+                let d = args.get(1).and_then(|d| d.as_str());
+                check_agg_append(cur.as_ref().map(|c| c.len()), d.map(str::len), s.len())?;
                 match cur {
                     None => *cur = Some(s.to_string()),
                     Some(acc) => {
-                        if let Some(d) = args.get(1).and_then(|d| d.as_str()) {
+                        if let Some(d) = d {
                             acc.push_str(d);
                         }
                         acc.push_str(s);
@@ -192,10 +194,15 @@ impl AggregateKind {
             }
             (ByteaAgg, AggState::Bytes(cur)) => {
                 let Datum::Bytea(b) = &v else { return Ok(()) };
+                let d = match args.get(1) {
+                    Some(Datum::Bytea(d)) => Some(d),
+                    _ => None,
+                };
+                check_agg_append(cur.as_ref().map(|c| c.len()), d.map(|d| d.len()), b.len())?;
                 match cur {
                     None => *cur = Some(b.to_vec()),
                     Some(acc) => {
-                        if let Some(Datum::Bytea(d)) = args.get(1) {
+                        if let Some(d) = d {
                             acc.extend_from_slice(d);
                         }
                         acc.extend_from_slice(b);
@@ -203,6 +210,11 @@ impl AggregateKind {
                 }
             }
             (ArrayAgg, AggState::Array(vals, started)) => {
+                // accumArrayResult doubles its array of element pointers
+                // from 8 and refuses one over MaxAllocSize.
+                if vals.len() >= super::limits::MAX_ARRAY_SIZE / 2 + 1 {
+                    return Err(super::limits::array_too_large(super::limits::MAX_ALLOC_SIZE));
+                }
                 *started = true;
                 vals.push(v);
             }
@@ -285,6 +297,7 @@ impl AggregateKind {
                 if !*started {
                     Datum::Null
                 } else {
+                    super::limits::check_array(vals)?;
                     Datum::Array(Arc::new(Array::from_vec(element, vals.clone())))
                 }
             }
@@ -329,4 +342,15 @@ fn to_numeric(d: &Datum) -> PgResult<Numeric> {
         Datum::Numeric(n) => (**n).clone(),
         other => Numeric::from_i64(other.as_i64().unwrap_or(0)),
     })
+}
+
+/// string_agg's StringInfo checks, as PostgreSQL 15 appends: the first
+/// value alone, then each delimiter and value.
+fn check_agg_append(acc: Option<usize>, delim: Option<usize>, value: usize) -> PgResult<()> {
+    let Some(mut len) = acc else { return super::limits::check_append(0, value) };
+    if let Some(d) = delim {
+        super::limits::check_append(len, d)?;
+        len += d;
+    }
+    super::limits::check_append(len, value)
 }

@@ -107,6 +107,10 @@ pub fn cast_datum(d: Datum, from: SqlType, to: SqlType, explicit: bool, settings
     if is_string(t) {
         let s = match (&d, f) {
             (Datum::Bool(b), _) => if *b { "true" } else { "false" }.to_string(),
+            (Datum::Record(r), _) => {
+                super::limits::check_record(r, settings)?;
+                format_text(&d, f, settings)
+            }
             _ => format_text(&d, f, settings),
         };
         return match t {
@@ -187,6 +191,7 @@ pub fn cast_datum(d: Datum, from: SqlType, to: SqlType, explicit: bool, settings
             return Ok(Datum::Array(Arc::new(out)));
         }
         (Datum::Record(_), oid::RECORD) => d,
+        (Datum::Json(s), oid::JSONB) if f == oid::JSON => Datum::Json(Arc::from(super::json::jsonb_canonical(s)?)),
         (Datum::Json(s), oid::JSON | oid::JSONB) => Datum::Json(s.clone()),
         _ => {
             return Err(PgError::new(
@@ -221,6 +226,13 @@ pub fn cast_datum_env(d: Datum, from: SqlType, to: SqlType, explicit: bool, env:
         }
         return Ok(Datum::Oid(env.lookup_relation_oid(&s)?));
     }
+    if is_string(from.oid) && to.oid == oid::REGPROC {
+        let s = d.as_str().unwrap_or("").trim().to_string();
+        if let Ok(n) = s.parse::<u32>() {
+            return Ok(Datum::Oid(n));
+        }
+        return regproc_in(&s).map(Datum::Oid);
+    }
     if is_string(from.oid) && to.oid == oid::REGTYPE {
         let s = d.as_str().unwrap_or("").trim().to_string();
         if let Ok(n) = s.parse::<u32>() {
@@ -237,8 +249,43 @@ pub fn cast_datum_env(d: Datum, from: SqlType, to: SqlType, explicit: bool, env:
     cast_datum(d, from, to, explicit, &env.settings())
 }
 
+/// regprocin for built-in functions: a function name, optionally qualified
+/// by pg_catalog, that must name exactly one function (JDBC's type queries
+/// compare `typinput = 'pg_catalog.array_in'::regproc`).
+fn regproc_in(s: &str) -> PgResult<Oid> {
+    let not_found = || PgError::new(sqlstate::UNDEFINED_FUNCTION, format!("function \"{s}\" does not exist"));
+    // Split on dots outside double quotes; unquoted parts are folded to lower case.
+    let mut parts = vec![String::new()];
+    let mut quoted = false;
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' if quoted && chars.peek() == Some(&'"') => {
+                chars.next();
+                parts.last_mut().unwrap().push('"');
+            }
+            '"' => quoted = !quoted,
+            '.' if !quoted => parts.push(String::new()),
+            c if quoted => parts.last_mut().unwrap().push(c),
+            c => parts.last_mut().unwrap().extend(c.to_lowercase()),
+        }
+    }
+    if quoted || parts.len() > 2 || parts.iter().any(|p| p.is_empty()) {
+        return Err(PgError::new(sqlstate::INVALID_NAME, "invalid name syntax"));
+    }
+    if parts.len() == 2 && parts[0] != "pg_catalog" {
+        return Err(not_found());
+    }
+    let name = parts.last().unwrap();
+    match builtins().procs_by_name.get(name.as_str()).map(Vec::as_slice) {
+        Some([oid]) => Ok(*oid),
+        Some([_, _, ..]) => Err(PgError::new(sqlstate::AMBIGUOUS_FUNCTION, format!("more than one function named \"{s}\""))),
+        _ => Err(not_found()),
+    }
+}
+
 /// regtypein for built-in types: a type name as SQL spells it.
-fn regtype_in(s: &str) -> PgResult<Oid> {
+pub(super) fn regtype_in(s: &str) -> PgResult<Oid> {
     let stmts = crate::parser::parse(&format!("SELECT NULL::{s}")).map_err(|_| {
         PgError::new(sqlstate::INVALID_TEXT_REPRESENTATION, format!("invalid type name \"{s}\""))
     })?;

@@ -90,6 +90,12 @@ fn pg_type_is_visible(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
     Ok(if builtins().type_info(arg_oid(a, 0)).is_some() { Datum::Bool(true) } else { Datum::Null })
 }
 
+/// pg_collation_is_visible: Tusk's collations (default, C, POSIX; see
+/// pg_collation in catalog::system) all live in pg_catalog.
+fn pg_collation_is_visible(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
+    Ok(if matches!(arg_oid(a, 0), 100 | 950 | 951) { Datum::Bool(true) } else { Datum::Null })
+}
+
 /// pg_function_is_visible: every function Tusk has lives in pg_catalog.
 fn pg_function_is_visible(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
     Ok(if builtins().proc(arg_oid(a, 0)).is_some() { Datum::Bool(true) } else { Datum::Null })
@@ -485,12 +491,39 @@ fn pg_partition_ancestors(a: &[Datum], c: &FnCtx) -> PgResult<SetIter> {
     Ok(Box::new(rows.into_iter()))
 }
 
+// ---------------------------------------------------------------- to_reg*
+
+/// to_regtype: the type a name denotes, or NULL where regtype input would
+/// fail because no such type exists (drivers probe optional types this way:
+/// psycopg's TypeInfo.fetch, SQLAlchemy looking for hstore at connect).
+fn to_regtype(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
+    match super::cast::regtype_in(arg_str(a, 0).trim()) {
+        Ok(t) => Ok(Datum::Oid(t)),
+        Err(e) if e.code == tusk_types::sqlstate::UNDEFINED_OBJECT => Ok(Datum::Null),
+        Err(e) => Err(e),
+    }
+}
+
+/// to_regclass: the relation a (possibly qualified) name denotes along the
+/// search path, or NULL where there is none.
+fn to_regclass(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    use tusk_types::sqlstate;
+    match c.env.lookup_relation_oid(arg_str(a, 0)) {
+        Ok(o) => Ok(Datum::Oid(o)),
+        Err(e) if e.code == sqlstate::UNDEFINED_TABLE || e.code == sqlstate::INVALID_SCHEMA_NAME => Ok(Datum::Null),
+        Err(e) => Err(e),
+    }
+}
+
 pub(super) fn register(r: &mut Registry) {
+    plain(r, &["to_regtype"], to_regtype);
+    plain(r, &["to_regclass"], to_regclass);
     plain(r, &["pg_get_userbyid"], pg_get_userbyid);
     plain(r, &["PG_encoding_to_char"], pg_encoding_to_char);
     plain(r, &["pg_table_is_visible"], pg_table_is_visible);
     plain(r, &["pg_type_is_visible"], pg_type_is_visible);
     plain(r, &["pg_function_is_visible"], pg_function_is_visible);
+    plain(r, &["pg_collation_is_visible"], pg_collation_is_visible);
     plain(r, &["pg_get_expr", "pg_get_expr_ext"], pg_get_expr);
     plain(r, &["pg_get_indexdef", "pg_get_indexdef_ext"], pg_get_indexdef);
     plain(r, &["pg_get_constraintdef", "pg_get_constraintdef_ext"], pg_get_constraintdef);

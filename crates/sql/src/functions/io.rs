@@ -355,7 +355,11 @@ pub fn parse_text(s: &str, ty: SqlType, settings: &Settings, explicit: bool) -> 
         oid::TIMESTAMP => Datum::Timestamp(dt::timestamp_in(s, ty.typmod, &settings.datetime, now)?),
         oid::TIMESTAMPTZ => Datum::TimestampTz(dt::timestamptz_in(s, ty.typmod, &settings.datetime, now)?),
         oid::INTERVAL => Datum::Interval(dt::interval_in(s, ty.typmod, settings.datetime.interval_style)?),
-        oid::JSON | oid::JSONB => Datum::Json(Arc::from(s)),
+        oid::JSON => {
+            super::json::json_validate(s)?;
+            Datum::Json(Arc::from(s))
+        }
+        oid::JSONB => Datum::Json(Arc::from(super::json::jsonb_canonical(s)?)),
         oid::VOID => Datum::text(""),
         oid::RECORD => return Err(PgError::unsupported("input of anonymous composite types")),
         _ => {
@@ -469,8 +473,17 @@ pub fn parse_binary(b: &[u8], ty: SqlType) -> PgResult<Datum> {
         }
         oid::TEXT | oid::NAME | oid::UNKNOWN => Datum::from_string(utf8(b)?),
         oid::VARCHAR | oid::BPCHAR => Datum::from_string(apply_char_typmod(&utf8(b)?, t, ty.typmod, false)?),
-        oid::JSON => Datum::Json(Arc::from(utf8(b)?)),
-        oid::JSONB => Datum::Json(Arc::from(utf8(b.get(1..).unwrap_or(&[]))?)),
+        oid::JSON => {
+            let s = utf8(b)?;
+            super::json::json_validate(&s)?;
+            Datum::Json(Arc::from(s))
+        }
+        oid::JSONB => match b.split_first() {
+            // jsonb_recv: a version byte (1), then the text.
+            Some((1, text)) => Datum::Json(Arc::from(super::json::jsonb_canonical(&utf8(text)?)?)),
+            Some((v, _)) => return Err(PgError::new(sqlstate::INVALID_BINARY_REPRESENTATION, format!("unsupported jsonb version number {v}"))),
+            None => return Err(PgError::new(sqlstate::INVALID_BINARY_REPRESENTATION, "insufficient data left in message")),
+        },
         oid::BYTEA => Datum::bytea(b.to_vec()),
         oid::CHAR => Datum::Char(b.first().copied().unwrap_or(0)),
         oid::UUID => Datum::Uuid(exact(b)?),
@@ -494,24 +507,45 @@ pub fn parse_binary(b: &[u8], ty: SqlType) -> PgResult<Datum> {
                     .ok_or_else(|| PgError::new(sqlstate::INVALID_BINARY_REPRESENTATION, "insufficient data left in message"))
             };
             let ndim = rd(b, 0)?;
-            if !(0..=6).contains(&ndim) {
+            if ndim < 0 {
                 return Err(PgError::new(sqlstate::INVALID_BINARY_REPRESENTATION, format!("invalid number of dimensions: {ndim}")));
+            }
+            if ndim as usize > tusk_types::array::MAX_DIMS {
+                return Err(tusk_types::array::too_many_dims(ndim as usize));
             }
             let mut pos = 12;
             let mut dims = Vec::new();
-            let mut total: usize = 1;
             for _ in 0..ndim {
-                let len = rd(b, pos)?;
-                let lower = rd(b, pos + 4)?;
-                if len < 0 {
-                    return Err(PgError::new(sqlstate::INVALID_BINARY_REPRESENTATION, "invalid array dimension"));
-                }
-                total = total.saturating_mul(len as usize);
-                dims.push((len, lower));
+                dims.push((rd(b, pos)?, rd(b, pos + 4)?));
                 pos += 8;
             }
-            if ndim == 0 {
-                total = 0;
+            // ArrayGetNItems and ArrayCheckBounds, as array_recv runs them.
+            let too_large = || super::limits::array_too_large(super::limits::MAX_ARRAY_SIZE);
+            let mut product: i32 = if ndim == 0 { 0 } else { 1 };
+            for &(len, _) in &dims {
+                if len < 0 {
+                    return Err(too_large());
+                }
+                product = product.checked_mul(len).ok_or_else(too_large)?;
+            }
+            if product as usize > super::limits::MAX_ARRAY_SIZE {
+                return Err(too_large());
+            }
+            let total = product as usize;
+            for &(len, lower) in &dims {
+                if lower.checked_add(len).is_none() {
+                    return Err(PgError::new(sqlstate::PROGRAM_LIMIT_EXCEEDED, format!("array lower bound is too large: {lower}")));
+                }
+            }
+            // Bytes left over are refused (in PostgreSQL by the caller,
+            // as "incorrect binary data format").
+            let unconsumed = || PgError::new(sqlstate::INVALID_BINARY_REPRESENTATION, "incorrect binary data format");
+            // No elements: the empty array, whatever the dimensions said.
+            if total == 0 {
+                if pos != b.len() {
+                    return Err(unconsumed());
+                }
+                return Ok(Datum::Array(Arc::new(Array::empty(elem))));
             }
             if total > b.len() {
                 return Err(PgError::new(sqlstate::INVALID_BINARY_REPRESENTATION, "insufficient data left in message"));
@@ -529,6 +563,9 @@ pub fn parse_binary(b: &[u8], ty: SqlType) -> PgResult<Datum> {
                     elements.push(parse_binary(part, et)?);
                     pos = end;
                 }
+            }
+            if pos != b.len() {
+                return Err(unconsumed());
             }
             Datum::Array(Arc::new(Array { element_type: elem, dims, elements }))
         }

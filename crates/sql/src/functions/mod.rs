@@ -14,10 +14,12 @@ mod compare;
 mod datetime_fns;
 mod formatting;
 pub mod io;
+mod json;
+pub mod limits;
 mod math;
 mod misc;
 mod numeric_ops;
-mod ruleutils;
+pub(crate) mod ruleutils;
 mod srf;
 mod string;
 mod viewdef;
@@ -80,6 +82,10 @@ pub trait Env {
     /// A sequence's (last_value, is_called), for `SELECT * FROM seq`.
     fn sequence_state(&self, seq: Oid) -> PgResult<(i64, bool)>;
     fn cluster_catalog(&self) -> std::sync::Arc<crate::catalog::ClusterCatalog>;
+    /// The server's sessions (pg_stat_activity).
+    fn backend_activity(&self) -> Vec<crate::cluster::BackendActivity> {
+        Vec::new()
+    }
     fn database_oid(&self) -> Oid;
     /// Whether rows of `storage_id` may be written around the transaction
     /// (see `tusk_storage::BulkWriter`): the transaction created the storage
@@ -145,6 +151,7 @@ fn registry() -> &'static Registry {
         formatting::register(&mut r);
         misc::register(&mut r);
         catalog_fns::register(&mut r);
+        json::register(&mut r);
         srf::register(&mut r);
         cast::register(&mut r);
         // Functions that implement casts (int4(float8), numeric(int8), ...)

@@ -131,6 +131,40 @@ pub struct Deparser<'a> {
     /// Whether column references are qualified with their table's name.
     pub varprefix: bool,
     pub indent: i32,
+    /// EXPLAIN: what a plan node's positional references stand for.
+    pub plan_refs: Option<PlanRefs>,
+}
+
+/// Names for the positional references of a plan node's expressions, as
+/// EXPLAIN prints them: its input's columns (`Expr::Column`), the values
+/// its enclosing plan passes in (`Expr::OuterParam`), and the subplans it
+/// calls, numbered in the order EXPLAIN meets them.
+#[derive(Clone, Debug, Default)]
+pub struct PlanRefs {
+    pub columns: Vec<PlanLabel>,
+    pub outer: Vec<PlanLabel>,
+    /// Subplans printed so far: (number, subplan).
+    pub subplans: Vec<(usize, crate::expr::SubPlan)>,
+    /// The number the next new subplan gets.
+    pub next_subplan: usize,
+}
+
+/// One positional reference's text, and whether it is a plain column
+/// (anything else is printed in parentheses, as ruleutils.c prints a
+/// reference to a non-Var target entry of a plan's child).
+#[derive(Clone, Debug)]
+pub struct PlanLabel {
+    pub text: String,
+    pub is_column: bool,
+}
+
+impl PlanLabel {
+    pub fn column(text: String) -> PlanLabel {
+        PlanLabel { text, is_column: true }
+    }
+    pub fn expr(text: String) -> PlanLabel {
+        PlanLabel { text, is_column: false }
+    }
 }
 
 pub(crate) const PRETTYINDENT_STD: i32 = 8;
@@ -140,7 +174,7 @@ const PRETTYINDENT_LIMIT: i32 = 40;
 
 impl<'a> Deparser<'a> {
     pub fn new(env: &'a dyn Env, pretty: bool) -> Deparser<'a> {
-        Deparser { env, buf: String::new(), pretty, indent_lines: true, scopes: Vec::new(), varprefix: false, indent: 0 }
+        Deparser { env, buf: String::new(), pretty, indent_lines: true, scopes: Vec::new(), varprefix: false, indent: 0, plan_refs: None }
     }
 
     /// A deparser for expressions over one relation's columns (range table entry 0).
@@ -251,8 +285,14 @@ impl<'a> Deparser<'a> {
             }
             Expr::Const(d, ty) => self.constant(d, *ty, 0),
             Expr::Param(i, _) => self.push(&format!("${}", i + 1)),
-            Expr::Column(i, _) => self.push(&format!("${}", i + 1)),
-            Expr::OuterParam(i, _) => self.push(&format!("$outer{}", i + 1)),
+            Expr::Column(i, _) => match self.plan_refs.as_ref().and_then(|p| p.columns.get(*i)).cloned() {
+                Some(l) => self.plan_label(&l),
+                None => self.push(&format!("${}", i + 1)),
+            },
+            Expr::OuterParam(i, _) => match self.plan_refs.as_ref().and_then(|p| p.outer.get(*i)).cloned() {
+                Some(l) => self.plan_label(&l),
+                None => self.push(&format!("$outer{}", i + 1)),
+            },
             Expr::CaseTest(_) => self.push("CASE_TEST_EXPR"),
             Expr::Func { func, args, .. } => {
                 if func.oid == 0 {
@@ -443,6 +483,7 @@ impl<'a> Deparser<'a> {
             Expr::Case { arg, whens, default, .. } => self.case_expr(arg.as_deref(), whens, default),
             Expr::Agg(a) => self.aggregate(a),
             Expr::Window(w) => self.window(w),
+            Expr::SubPlan(sp) if self.plan_refs.is_some() => self.subplan_ref(sp),
             Expr::SubLink { .. } | Expr::SubPlan(_) => self.sublink(e),
         }
     }
@@ -682,6 +723,45 @@ impl<'a> Deparser<'a> {
         }
     }
 
+    fn plan_label(&mut self, l: &PlanLabel) {
+        if l.is_column {
+            self.push(&l.text);
+        } else {
+            self.push("(");
+            self.push(&l.text);
+            self.push(")");
+        }
+    }
+
+    /// A subplan as EXPLAIN refers to it: `(SubPlan 2)`, with its test
+    /// (`(x = ANY (SubPlan 1))`), or `(hashed SubPlan 1)` when it is run
+    /// once into a hash set (as the executor does for an uncorrelated
+    /// `= ANY`). The subplan is recorded for EXPLAIN to print below.
+    fn subplan_ref(&mut self, sp: &crate::expr::SubPlan) {
+        let refs = self.plan_refs.as_mut().expect("plan_refs");
+        let n = match refs.subplans.iter().find(|(_, s)| s.id == sp.id) {
+            Some((n, _)) => *n,
+            None => {
+                let n = refs.next_subplan;
+                refs.next_subplan += 1;
+                refs.subplans.push((n, sp.clone()));
+                n
+            }
+        };
+        use crate::expr::SubLinkKind;
+        let hashed = sp.kind == SubLinkKind::Any && sp.args.is_empty();
+        let name = if hashed { format!("hashed SubPlan {n}") } else { format!("SubPlan {n}") };
+        match (&sp.test, sp.kind) {
+            (Some(t), SubLinkKind::Any | SubLinkKind::All) if !hashed => {
+                let opname = sp.op.as_ref().and_then(|f| builtins().operator_name_of_proc(f.oid)).unwrap_or("=");
+                self.push("(");
+                self.expr(t, false);
+                self.push(&format!(" {opname} {} ({name}))", if sp.kind == SubLinkKind::Any { "ANY" } else { "ALL" }));
+            }
+            _ => self.push(&format!("({name})")),
+        }
+    }
+
     /// Subqueries in expressions; printed by the query deparser.
     fn sublink(&mut self, e: &Expr) {
         super::viewdef::sublink(self, e);
@@ -750,6 +830,12 @@ impl<'a> Deparser<'a> {
             oid::NUMERIC if looks_like_float(&text) => {
                 self.push(&text);
                 needlabel = ty.typmod >= 0;
+            }
+            // EXPLAIN prints the constants the planner folded as
+            // get_const_expr does: quoted, with their type.
+            oid::NUMERIC | oid::INT2 | oid::INT8 | oid::FLOAT4 | oid::FLOAT8 if self.plan_refs.is_some() => {
+                self.push(&quote_literal(&text));
+                needlabel = true;
             }
             oid::BOOL => {
                 self.push(if text == "t" { "true" } else { "false" });

@@ -26,6 +26,7 @@ fn any_text(d: &Datum, ty: u32, ctx: &FnCtx) -> String {
 
 fn textcat(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
     let (x, y) = (arg_str(a, 0), arg_str(a, 1));
+    super::limits::check_alloc(x.len() + y.len())?;
     let mut s = String::with_capacity(x.len() + y.len());
     s.push_str(x);
     s.push_str(y);
@@ -41,7 +42,9 @@ fn anytextcat(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
         (_, oid::BPCHAR) => any_text(d, ty, c).trim_end_matches(' ').to_string(),
         _ => any_text(d, ty, c),
     };
-    text(format!("{}{}", cast_text(&a[0], c.arg_type(0)), cast_text(&a[1], c.arg_type(1))))
+    let (x, y) = (cast_text(&a[0], c.arg_type(0)), cast_text(&a[1], c.arg_type(1)));
+    super::limits::check_alloc(x.len() + y.len())?;
+    text(x + &y)
 }
 
 fn textlen(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
@@ -241,7 +244,8 @@ fn text_right(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
 fn repeat(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
     let n = arg_i64(a, 1).max(0) as usize;
     let s = arg_str(a, 0);
-    if s.len().saturating_mul(n) > (1 << 30) - 1 {
+    // PostgreSQL: the result with its 4-byte header must fit in MaxAllocSize.
+    if s.len().saturating_mul(n).saturating_add(4) > super::limits::MAX_ALLOC_SIZE {
         return Err(PgError::new(sqlstate::PROGRAM_LIMIT_EXCEEDED, "requested length too large"));
     }
     text(s.repeat(n))
@@ -268,7 +272,9 @@ fn concat(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
     let mut out = String::new();
     for (i, d) in a.iter().enumerate() {
         if !d.is_null() {
-            out.push_str(&any_text(d, c.arg_type(i), c));
+            let piece = any_text(d, c.arg_type(i), c);
+            super::limits::check_append(out.len(), piece.len())?;
+            out.push_str(&piece);
         }
     }
     text(out)
@@ -279,13 +285,22 @@ fn concat_ws(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
         return Ok(Datum::Null);
     }
     let sep = arg_str(a, 0).to_string();
-    let parts: Vec<String> = a[1..]
-        .iter()
-        .enumerate()
-        .filter(|(_, d)| !d.is_null())
-        .map(|(i, d)| any_text(d, c.arg_type(i + 1), c))
-        .collect();
-    text(parts.join(&sep))
+    let mut out = String::new();
+    let mut first = true;
+    for (i, d) in a[1..].iter().enumerate() {
+        if d.is_null() {
+            continue;
+        }
+        if !first {
+            super::limits::check_append(out.len(), sep.len())?;
+            out.push_str(&sep);
+        }
+        first = false;
+        let piece = any_text(d, c.arg_type(i + 1), c);
+        super::limits::check_append(out.len(), piece.len())?;
+        out.push_str(&piece);
+    }
+    text(out)
 }
 
 fn md5_text(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
@@ -938,6 +953,7 @@ fn array_to_text(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
 
 fn byteacat(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
     let (Datum::Bytea(x), Datum::Bytea(y)) = (&a[0], &a[1]) else { return Ok(Datum::Null) };
+    super::limits::check_alloc(x.len() + y.len())?;
     let mut v = x.to_vec();
     v.extend_from_slice(y);
     Ok(Datum::bytea(v))

@@ -704,7 +704,7 @@ impl<'a> Planner<'a> {
                     other => other,
                 });
                 let expand = if *columns_from_record { width - *ordinality as usize } else { 0 };
-                let plan = Plan::Function { call, ordinality: *ordinality, expand_record: expand };
+                let plan = Plan::Function { call, ordinality: *ordinality, expand_record: expand, label: Label::of(rte) };
                 Ok(Some((Arc::new(plan), args, Layout::single(idx, width, false))))
             }
             _ => Ok(None),
@@ -747,6 +747,7 @@ impl<'a> Planner<'a> {
     }
 
     fn plan_from_item(&mut self, q: &Query, f: &FromItem, quals: Vec<Expr>, with_keys: bool) -> PgResult<(Plan, Layout)> {
+        crate::stack::check()?;
         match f {
             FromItem::Rte(i) => self.plan_rte(q, *i, quals, with_keys),
             FromItem::Join { kind, left, right, quals: on, .. } => {
@@ -910,7 +911,7 @@ impl<'a> Planner<'a> {
                 } else {
                     None
                 };
-                Ok((Plan::Scan { rel: rel.clone(), method, filter, with_key, reverse, columns }, layout))
+                Ok((Plan::Scan { rel: rel.clone(), method, filter, with_key, reverse, columns, label: Label::of(rte) }, layout))
             }
             RteKind::Subquery(sq) => {
                 let (plan, _) = self.plan_subquery(sq, true)?;
@@ -933,7 +934,7 @@ impl<'a> Planner<'a> {
                 }
                 let width = rte.col_names.len();
                 let layout = Layout::single(idx, width, false);
-                let mut plan = Plan::Values { rows: prow, width };
+                let mut plan = Plan::Values { rows: prow, width, label: Label::of(rte) };
                 if let Some(pred) = self.convert_all(quals, &layout)? {
                     plan = Plan::Filter { input: plan.boxed(), predicate: pred };
                 }
@@ -944,7 +945,7 @@ impl<'a> Planner<'a> {
                 let width = rte.col_names.len();
                 let layout = Layout::single(idx, width, false);
                 let expand = if *columns_from_record { width - *ordinality as usize } else { 0 };
-                let mut plan = Plan::Function { call, ordinality: *ordinality, expand_record: expand };
+                let mut plan = Plan::Function { call, ordinality: *ordinality, expand_record: expand, label: Label::of(rte) };
                 if let Some(pred) = self.convert_all(quals, &layout)? {
                     plan = Plan::Filter { input: plan.boxed(), predicate: pred };
                 }
@@ -961,7 +962,7 @@ impl<'a> Planner<'a> {
                         .get(&(def_level, *index))
                         .copied()
                         .ok_or_else(|| PgError::unsupported("recursive reference from a nested subquery"))?;
-                    Plan::WorkTable { id }
+                    Plan::WorkTable { id, label: Label::of(rte) }
                 } else {
                     let cte = self.levels[def_level].ctes[*index].clone();
                     self.plan_recursive_cte(&cte, def_level, *index)?

@@ -48,6 +48,8 @@ pub struct ServerBuilder {
     extra_args: Vec<String>,
     envs: Vec<(String, String)>,
     startup_timeout: Duration,
+    /// Where the data directory goes instead of the temporary directory.
+    data_dir: Option<PathBuf>,
 }
 
 impl ServerBuilder {
@@ -79,6 +81,14 @@ impl ServerBuilder {
         self
     }
 
+    /// Puts the data directory at `path` (created if missing) instead of
+    /// inside the temporary directory; the server log stays in the
+    /// temporary directory. The caller owns `path`: drop leaves it alone.
+    pub fn data_dir(mut self, path: impl Into<PathBuf>) -> Self {
+        self.data_dir = Some(path.into());
+        self
+    }
+
     /// Starts the server and waits until it answers; panics on failure.
     pub fn start(self) -> TestServer {
         match self.try_start() {
@@ -93,9 +103,19 @@ impl ServerBuilder {
             .prefix("tusk-test-")
             .tempdir()
             .map_err(|e| format!("cannot create a temporary directory: {e}"))?;
-        let data_dir = root.path().join("data");
-        std::fs::create_dir(&data_dir)
-            .map_err(|e| format!("cannot create {}: {e}", data_dir.display()))?;
+        let data_dir = match &self.data_dir {
+            Some(path) => {
+                std::fs::create_dir_all(path)
+                    .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
+                path.clone()
+            }
+            None => {
+                let data_dir = root.path().join("data");
+                std::fs::create_dir(&data_dir)
+                    .map_err(|e| format!("cannot create {}: {e}", data_dir.display()))?;
+                data_dir
+            }
+        };
         let mut server = TestServer {
             child: None,
             port: 0,
@@ -151,6 +171,7 @@ impl TestServer {
             extra_args: Vec::new(),
             envs: Vec::new(),
             startup_timeout: Duration::from_secs(timeout),
+            data_dir: None,
         }
     }
 
