@@ -149,6 +149,12 @@ fn parse_error(message: String, funcname: &str) -> PgError {
         sqlstate::NUMERIC_VALUE_OUT_OF_RANGE
     } else if message.starts_with("unsafe use of string constant with Unicode escapes") {
         sqlstate::FEATURE_NOT_SUPPORTED
+    } else if message.starts_with("UNENCRYPTED PASSWORD is no longer supported") {
+        return PgError::new(sqlstate::FEATURE_NOT_SUPPORTED, message)
+            .with_hint("Remove UNENCRYPTED to store the password in encrypted form instead.");
+    } else if (message.starts_with("role name \"") && message.ends_with("\" is reserved")) || message.ends_with("cannot be used as a role name here") {
+        // The grammar's checks of role names (RoleSpec).
+        sqlstate::RESERVED_NAME
     } else {
         // Everything else the raw parser reports is a syntax error in
         // PostgreSQL too (including the lexer's Unicode escape errors).
