@@ -649,6 +649,7 @@ impl Connection {
             Frontend::Close { kind, name } => {
                 if kind == b'S' {
                     self.prepared.remove(&name);
+                    self.sql.prepared_statements.borrow_mut().remove(&name);
                 } else {
                     self.portals.remove(&name);
                 }
@@ -950,10 +951,13 @@ impl Connection {
             NodeEnum::DeallocateStmt(d) => {
                 if d.name.is_empty() {
                     self.prepared.retain(|k, _| k.is_empty());
+                    self.sql.prepared_statements.borrow_mut().clear();
                 } else if self.prepared.remove(&d.name).is_none() {
                     return Err(PgError::new(sqlstate::INVALID_SQL_STATEMENT_NAME, format!("prepared statement \"{}\" does not exist", d.name)));
+                } else {
+                    self.sql.prepared_statements.borrow_mut().remove(&d.name);
                 }
-                return self.complete("DEALLOCATE");
+                return self.complete(if d.name.is_empty() { "DEALLOCATE ALL" } else { "DEALLOCATE" });
             }
             _ => {}
         }
@@ -1303,8 +1307,23 @@ impl Connection {
         }
         let stmt = ParsedStatement { node, location: 0, len: sql.len() };
         let prepared = self.prepare_statement(sql, Some(stmt), &types)?;
+        self.note_prepared(&p.name, &prepared, true);
         self.prepared.insert(p.name.clone(), Arc::new(prepared));
         Ok(())
+    }
+
+    /// Records a named prepared statement for pg_prepared_statements.
+    fn note_prepared(&self, name: &str, p: &Prepared, from_sql: bool) {
+        if name.is_empty() {
+            return;
+        }
+        let info = tusk_sql::session::PreparedStatementInfo {
+            statement: p.sql.clone(),
+            prepare_time: tusk_sql::session::now_micros(),
+            parameter_types: p.param_types.iter().map(|t| t.oid).collect(),
+            from_sql,
+        };
+        self.sql.prepared_statements.borrow_mut().insert(name.to_string(), info);
     }
 
     fn sql_execute(&mut self, e: &pg_query::protobuf::ExecuteStmt) -> PgResult<()> {
@@ -1432,6 +1451,7 @@ impl Connection {
             self.sql.rollback();
         }
         let prepared = prepared?;
+        self.note_prepared(name, &prepared, false);
         self.prepared.insert(name.to_string(), Arc::new(prepared));
         Ok(())
     }

@@ -194,6 +194,8 @@ pub struct PlannedQuery {
     pub pre_modify: Vec<(usize, Plan)>,
     /// Tables the statement reads or writes.
     pub relations: Vec<tusk_types::Oid>,
+    /// The privileges it needs on them, checked when it starts.
+    pub perms: Vec<crate::catalog::acl::RelPerm>,
     /// The catalog the plan was made against: if another one is current
     /// once the statement holds its relation locks (DDL committed while it
     /// waited), the plan is stale and must be made again.
@@ -204,7 +206,7 @@ pub struct PlannedQuery {
 impl PlannedQuery {
     pub fn new(plan: Plan, columns: Vec<OutputColumn>, subplans: usize) -> PlannedQuery {
         let has_modify = matches!(plan, Plan::Modify { .. });
-        PlannedQuery { plan, columns, subplans, has_modify, row_lock: false, pre_modify: Vec::new(), relations: Vec::new(), catalog: std::sync::Weak::new(), _private: () }
+        PlannedQuery { plan, columns, subplans, has_modify, row_lock: false, pre_modify: Vec::new(), relations: Vec::new(), perms: Vec::new(), catalog: std::sync::Weak::new(), _private: () }
     }
 }
 

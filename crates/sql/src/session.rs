@@ -84,6 +84,8 @@ pub struct SqlSession {
     deferred_rows: RefCell<HashSet<(Oid, Vec<u8>)>>,
     /// Open SQL cursors (DECLARE); see `commands::cursor`.
     pub cursors: RefCell<crate::commands::cursor::Cursors>,
+    /// Named prepared statements, for pg_prepared_statements.
+    pub prepared_statements: RefCell<std::collections::BTreeMap<String, PreparedStatementInfo>>,
 }
 
 /// What SET CONSTRAINTS chose in a transaction: for all deferrable
@@ -134,6 +136,17 @@ pub enum OnCommit {
     Drop,
 }
 
+/// A named prepared statement as pg_prepared_statements shows it; the
+/// protocol layer, which owns prepared statements, keeps these up to date.
+#[derive(Clone, Debug)]
+pub struct PreparedStatementInfo {
+    pub statement: String,
+    pub prepare_time: i64,
+    pub parameter_types: Vec<Oid>,
+    /// PREPARE (true) or a protocol Parse message (false).
+    pub from_sql: bool,
+}
+
 /// Microseconds since 2000-01-01 UTC, PostgreSQL's timestamp epoch.
 pub fn now_micros() -> i64 {
     let d = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
@@ -156,10 +169,12 @@ impl SqlSession {
                 format!("database \"{db_name}\" is not currently accepting connections"),
             ));
         }
+        crate::commands::grant::check_connect(&cat, user, db)?;
         let mut settings = Settings::default();
         settings.set_internal("session_authorization", user);
         settings.set_internal("is_superuser", if role.superuser { "on" } else { "off" });
         Ok(SqlSession {
+            prepared_statements: RefCell::new(std::collections::BTreeMap::new()),
             cluster,
             db,
             db_name: db_name.to_string(),
@@ -543,7 +558,9 @@ impl SqlSession {
     }
 
     pub fn analyzer<'a>(&'a self, catalog: &'a DbCatalog, settings: &'a Settings, params: &[SqlType], sql: &'a str) -> Analyzer<'a> {
-        Analyzer::new(AnalyzerEnv { catalog, settings, user: &self.user, temp_namespace: self.temp_namespace }, params, sql)
+        let mut a = Analyzer::new(AnalyzerEnv { catalog, settings, user: &self.user, temp_namespace: self.temp_namespace }, params, sql);
+        a.acl_user = crate::commands::grant::checked_user(self);
+        a
     }
 
     // ---------------------------------------------------------------- queries
@@ -558,6 +575,7 @@ impl SqlSession {
         let params = a.final_param_types()?;
         let mut p = Planner::new(&catalog);
         let mut planned = p.plan_statement(&q)?;
+        planned.perms = std::mem::take(&mut a.perms);
         planned.catalog = Arc::downgrade(&catalog);
         Ok((Arc::new(planned), params))
     }
@@ -729,6 +747,7 @@ impl SqlSession {
                 return Err(PgError::new(sqlstate::READ_ONLY_SQL_TRANSACTION, format!("cannot execute {verb} in a read-only transaction")));
             }
         }
+        crate::commands::grant::check_relation_privileges(self, &planned.perms)?;
         self.lock_relations(&planned)?;
         self.snapshot_taken.set(true);
         let catalog = self.catalog()?;
@@ -1022,6 +1041,10 @@ impl<'a> Env for SessionEnv<'a> {
     }
     fn backend_activity(&self) -> Vec<crate::cluster::BackendActivity> {
         self.s.cluster.activity()
+    }
+
+    fn prepared_statements(&self) -> Vec<(String, PreparedStatementInfo)> {
+        self.s.prepared_statements.borrow().iter().map(|(k, v)| (k.clone(), v.clone())).collect()
     }
 
     fn cluster_catalog(&self) -> Arc<crate::catalog::ClusterCatalog> {

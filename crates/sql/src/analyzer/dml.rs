@@ -67,6 +67,7 @@ impl<'a> Analyzer<'a> {
             ViewDml::Delete => "delete from",
         };
         let rel = self.range_var_relation(rv)?;
+        self.note_perm(rel.oid, dml.privilege(), true);
         if rel.oid < tusk_types::oid::FIRST_NORMAL_OBJECT_ID {
             return Err(PgError::new(sqlstate::INSUFFICIENT_PRIVILEGE, format!("permission denied: \"{}\" is a system catalog", rel.name)));
         }
@@ -361,6 +362,14 @@ impl<'a> Analyzer<'a> {
             q.view_checks = t.checks.clone();
         }
         q.returning = self.transform_returning(&s.returning_list)?;
+        if !q.returning.is_empty() {
+            self.mark_target_read();
+        }
+        if s.on_conflict_clause.as_ref().is_some_and(|oc| oc.action == pb::OnConflictAction::OnconflictUpdate as i32) {
+            for p in self.perms.iter_mut().filter(|p| p.target) {
+                p.required |= crate::catalog::acl::UPDATE;
+            }
+        }
         let source_query = Box::new(Query::new(CommandKind::Select));
         q.insert = Some(InsertSpec { columns, source: source_query, on_conflict, overriding_system });
         Ok(q)
@@ -561,9 +570,15 @@ impl<'a> Analyzer<'a> {
             self.level().agg_forbidden = None;
             q.quals = Some(self.coerce_to_boolean(e?, "WHERE", expr_location(w))?);
         }
+        let target_rtes = [Some(result_rte), view.as_ref().map(|t| t.view_rte)];
+        let mut reads = reads_target(q.quals.as_ref(), &target_rtes);
         q.quals = Self::with_view_quals(q.quals.take(), view.as_ref());
         q.update_set = self.transform_set_list(&s.target_list, &rel, view.as_ref())?;
         q.returning = self.transform_returning(&s.returning_list)?;
+        reads |= !q.returning.is_empty() || q.update_set.iter().any(|(_, e)| reads_target(Some(e), &target_rtes));
+        if reads {
+            self.mark_target_read();
+        }
         if let Some(t) = &view {
             q.view_checks = t.checks.clone();
         }
@@ -599,9 +614,39 @@ impl<'a> Analyzer<'a> {
             self.level().agg_forbidden = None;
             q.quals = Some(self.coerce_to_boolean(e?, "WHERE", expr_location(w))?);
         }
+        let target_rtes = [Some(result_rte), view.as_ref().map(|t| t.view_rte)];
+        let reads = reads_target(q.quals.as_ref(), &target_rtes);
         q.quals = Self::with_view_quals(q.quals.take(), view.as_ref());
         q.returning = self.transform_returning(&s.returning_list)?;
+        if reads || !q.returning.is_empty() {
+            self.mark_target_read();
+        }
         Ok(q)
+    }
+}
+
+/// Whether an expression reads a column of the statement's target
+/// (which then needs SELECT as well).
+fn reads_target(e: Option<&Expr>, rtes: &[Option<usize>]) -> bool {
+    let mut found = false;
+    if let Some(e) = e {
+        e.walk(&mut |x| {
+            if let Expr::Var(v) = x {
+                if v.levels_up == 0 && rtes.contains(&Some(v.rte)) {
+                    found = true;
+                }
+            }
+        });
+    }
+    found
+}
+
+impl Analyzer<'_> {
+    /// The statement reads its target's columns: SELECT is needed too.
+    pub(crate) fn mark_target_read(&mut self) {
+        for p in self.perms.iter_mut().filter(|p| p.target) {
+            p.required |= crate::catalog::acl::SELECT;
+        }
     }
 }
 

@@ -87,6 +87,14 @@ pub struct Analyzer<'a> {
     pub(crate) expr_depth: usize,
     /// What inlined WITH queries refer to outside themselves (select::escape).
     pub(crate) escape_memo: select::EscapeMemo,
+    /// The role whose schema privileges name lookups check (None: no
+    /// checks — superusers, internal analyses, view definitions).
+    pub acl_user: Option<crate::catalog::acl::Grantee>,
+    /// Privileges the statement needs on relations (ExecCheckRTPerms).
+    pub perms: Vec<crate::catalog::acl::RelPerm>,
+    /// Inside a view's definition: the view owner, as whom its relations
+    /// are checked.
+    pub(crate) perm_as: Option<Oid>,
 }
 
 /// How deeply expressions may nest. Analysis, planning and evaluation all
@@ -123,7 +131,7 @@ pub(crate) fn name_list(names: &[Node]) -> String {
 
 impl<'a> Analyzer<'a> {
     pub fn new(env: AnalyzerEnv<'a>, param_types: &[SqlType], sql: &'a str) -> Analyzer<'a> {
-        Analyzer { env, b: builtins(), params: RefCell::new(param_types.to_vec()), levels: Vec::new(), sql, expr_depth: 0, escape_memo: Default::default() }
+        Analyzer { env, b: builtins(), params: RefCell::new(param_types.to_vec()), levels: Vec::new(), sql, expr_depth: 0, escape_memo: Default::default(), acl_user: None, perms: Vec::new(), perm_as: None }
     }
 
     /// Parameter types after analysis; unresolved ones are an error.
@@ -150,6 +158,27 @@ impl<'a> Analyzer<'a> {
 
     /// Schemas searched for unqualified names, in order: the temp schema,
     /// pg_catalog (implicitly first unless listed), then search_path.
+    /// Records that the statement needs `mode` on `rel` (as the view owner
+    /// inside a view's definition).
+    pub(crate) fn note_perm(&mut self, rel: Oid, mode: u32, target: bool) {
+        self.perms.push(crate::catalog::acl::RelPerm { rel, required: mode, as_role: self.perm_as, target });
+    }
+
+    /// Whether the checked role may use schema `nsp` (pg_namespace_aclcheck USAGE).
+    pub fn has_schema_usage(&self, nsp: Oid) -> bool {
+        let Some(who) = &self.acl_user else { return true };
+        if nsp == PG_CATALOG_NAMESPACE || Some(nsp) == self.env.temp_namespace {
+            return true;
+        }
+        let Some(ns) = self.env.catalog.namespaces.get(&nsp) else { return true };
+        let acl = crate::catalog::acl::schema_acl(ns.oid, ns.owner, &ns.acl);
+        crate::catalog::acl::mask(&acl, who, crate::catalog::acl::USAGE) != 0
+    }
+
+    fn schema_usage_error(&self, name: &str) -> PgError {
+        PgError::new(sqlstate::INSUFFICIENT_PRIVILEGE, format!("permission denied for schema {name}"))
+    }
+
     pub fn search_path(&self) -> Vec<Oid> {
         let cat = self.env.catalog;
         let mut out = Vec::new();
@@ -163,7 +192,7 @@ impl<'a> Analyzer<'a> {
         for s in path {
             let name = if s == "$user" { self.env.user } else { s.as_str() };
             if let Some(&o) = cat.namespace_by_name.get(name) {
-                if !out.contains(&o) {
+                if !out.contains(&o) && self.has_schema_usage(o) {
                     out.push(o);
                 }
             }
@@ -201,7 +230,9 @@ impl<'a> Analyzer<'a> {
         for s in &self.env.settings.search_path {
             let name = if s == "$user" { self.env.user } else { s.as_str() };
             if let Some(&o) = cat.namespace_by_name.get(name) {
-                return Ok(o);
+                if self.has_schema_usage(o) {
+                    return Ok(o);
+                }
             }
         }
         Err(PgError::new(sqlstate::INVALID_SCHEMA_NAME, "no schema has been selected to create in"))
@@ -235,6 +266,13 @@ impl<'a> Analyzer<'a> {
         }
         // A missing schema reads as a missing relation here, as in
         // RangeVarGetRelidExtended.
+        if let Some(s) = schema.filter(|s| *s != "pg_temp") {
+            if let Some(&nsp) = self.env.catalog.namespace_by_name.get(s) {
+                if !self.has_schema_usage(nsp) {
+                    return Err(self.schema_usage_error(s));
+                }
+            }
+        }
         self.lookup_relation(schema, &rv.relname).ok_or_else(|| {
             let name = match schema {
                 Some(s) => format!("{s}.{}", rv.relname),

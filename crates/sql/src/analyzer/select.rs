@@ -294,6 +294,9 @@ impl<'a> Analyzer<'a> {
             }
         }
         let rel = self.range_var_relation(rv)?;
+        if rel.kind != RelKind::Index {
+            self.note_perm(rel.oid, crate::catalog::acl::SELECT, false);
+        }
         match rel.kind {
             RelKind::View => {
                 let view = rel.view.as_ref().ok_or_else(|| PgError::internal("view without definition"))?;
@@ -302,8 +305,12 @@ impl<'a> Analyzer<'a> {
                     return Err(PgError::internal("view definition is not a SELECT"));
                 };
                 // The view's query sees nothing of the query that uses it.
+                // Its relations are checked as the view's owner, and its
+                // names were resolved when it was created.
                 let saved_levels = std::mem::take(&mut self.levels);
+                let saved_acl = (self.acl_user.take(), self.perm_as.replace(rel.owner));
                 let q = self.analyze_select_stmt(&sel);
+                (self.acl_user, self.perm_as) = saved_acl;
                 self.levels = saved_levels;
                 let mut q = q?;
                 q.expanded_view = Some(rel.oid);

@@ -64,6 +64,17 @@ impl ViewDml {
     }
 }
 
+impl ViewDml {
+    /// The privilege the statement needs on its target.
+    pub(crate) fn privilege(self) -> u32 {
+        match self {
+            ViewDml::Insert => crate::catalog::acl::INSERT,
+            ViewDml::Update => crate::catalog::acl::UPDATE,
+            ViewDml::Delete => crate::catalog::acl::DELETE,
+        }
+    }
+}
+
 impl Analyzer<'_> {
     /// Resolves DML on `view` (named `alias` in the statement). Leaves the
     /// base table's entry out of the namespace and the view's entry in it.
@@ -113,7 +124,18 @@ impl Analyzer<'_> {
         let single = || not_updatable("Views that do not select from a single table or view are not automatically updatable.");
         let [from] = sel.from_clause.as_slice() else { return Err(single()) };
         let Some(NodeEnum::RangeVar(rv)) = &from.node else { return Err(single()) };
-        let base = self.range_var_relation(rv)?;
+        let saved_acl = (self.acl_user.take(), self.perm_as.replace(view.owner));
+        let base = self.range_var_relation(rv);
+        self.acl_user = saved_acl.0;
+        let base = match base {
+            Ok(b) => b,
+            Err(e) => {
+                self.perm_as = saved_acl.1;
+                return Err(e);
+            }
+        };
+        self.note_perm(base.oid, dml.privilege(), true);
+        self.perm_as = saved_acl.1;
         let from_alias = rv.alias.clone().unwrap_or(pb::Alias { aliasname: base.name.clone(), colnames: vec![] });
 
         // The entry the view's expressions are analyzed against: the base

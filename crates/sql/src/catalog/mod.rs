@@ -9,6 +9,7 @@
 //! its own changes). Catalogs are small; rebuilding is cheaper than getting
 //! incremental invalidation subtly wrong.
 
+pub mod acl;
 pub mod builtin;
 pub mod store;
 pub mod system;
@@ -42,6 +43,9 @@ pub struct Database {
     pub is_template: bool,
     pub allow_connections: bool,
     pub connection_limit: i32,
+    /// pg_database.datacl; None = the default privileges.
+    #[serde(default)]
+    pub acl: Option<Vec<acl::AclItem>>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -115,6 +119,9 @@ pub struct Namespace {
     pub owner: Oid,
     /// Temporary schemas belong to one session (`pg_temp_N`).
     pub temp_session: Option<u32>,
+    /// pg_namespace.nspacl; None = the default privileges.
+    #[serde(default)]
+    pub acl: Option<Vec<acl::AclItem>>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -316,6 +323,9 @@ pub struct Relation {
     pub view: Option<ViewInfo>,
     pub sequence: Option<SequenceInfo>,
     pub options: Vec<String>,
+    /// pg_class.relacl; None = the default privileges.
+    #[serde(default)]
+    pub acl: Option<Vec<acl::AclItem>>,
     /// Indexes on this table; derived when the catalog is loaded, not stored.
     #[serde(skip)]
     pub indexes: Vec<Oid>,

@@ -219,14 +219,15 @@ pub fn release_name(txn: &Txn, db: Oid, nsp: Oid, name: &str) -> PgResult<()> {
 /// Namespaces every database starts with.
 pub fn standard_namespaces(owner: Oid) -> Vec<Namespace> {
     vec![
-        Namespace { oid: PG_CATALOG_NAMESPACE, name: "pg_catalog".into(), owner: BOOTSTRAP_SUPERUSER, temp_session: None },
-        Namespace { oid: PG_TOAST_NAMESPACE, name: "pg_toast".into(), owner: BOOTSTRAP_SUPERUSER, temp_session: None },
-        Namespace { oid: PUBLIC_NAMESPACE, name: "public".into(), owner, temp_session: None },
+        Namespace { oid: PG_CATALOG_NAMESPACE, name: "pg_catalog".into(), owner: BOOTSTRAP_SUPERUSER, temp_session: None, acl: None },
+        Namespace { oid: PG_TOAST_NAMESPACE, name: "pg_toast".into(), owner: BOOTSTRAP_SUPERUSER, temp_session: None, acl: None },
+        Namespace { oid: PUBLIC_NAMESPACE, name: "public".into(), owner, temp_session: None, acl: None },
         Namespace {
             oid: INFORMATION_SCHEMA_NAMESPACE,
             name: "information_schema".into(),
             owner: BOOTSTRAP_SUPERUSER,
             temp_session: None,
+            acl: None,
         },
     ]
 }
@@ -245,6 +246,7 @@ pub fn new_database(oid: Oid, name: &str, owner: Oid) -> Database {
         is_template: name == "template1" || name == "template0",
         allow_connections: name != "template0",
         connection_limit: -1,
+        acl: None,
     }
 }
 

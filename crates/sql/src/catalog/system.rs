@@ -28,6 +28,8 @@ pub struct SysCx<'a> {
     pub user: &'a str,
     /// The server's sessions, filled only for pg_stat_activity.
     pub activity: Vec<crate::cluster::BackendActivity>,
+    /// The session's prepared statements, filled only for pg_prepared_statements.
+    pub prepared: Vec<(String, crate::session::PreparedStatementInfo)>,
 }
 
 /// One generated row: column name → value.
@@ -99,6 +101,7 @@ fn registry() -> &'static Registry {
                 view: None,
                 sequence: None,
                 options: Vec::new(),
+                acl: Some(system_table_acl(&name)),
                 indexes: Vec::new(),
             });
             tables.push(SystemTable { name, namespace, oid, relkind, columns, generator, relation });
@@ -107,6 +110,17 @@ fn registry() -> &'static Registry {
         let by_oid = tables.iter().enumerate().map(|(i, t)| (t.oid, i)).collect();
         Registry { tables, by_name, by_oid }
     })
+}
+
+/// initdb grants SELECT on the catalogs to PUBLIC, except on those that
+/// hold passwords and statistics.
+fn system_table_acl(name: &str) -> Vec<super::acl::AclItem> {
+    use super::acl;
+    let mut v = acl::default_acl(acl::ObjectKind::Table, BOOTSTRAP_SUPERUSER);
+    if !matches!(name, "pg_authid" | "pg_shadow" | "pg_statistic" | "pg_user_mapping" | "pg_subscription") {
+        v.push(acl::AclItem { grantee: acl::PUBLIC, grantor: BOOTSTRAP_SUPERUSER, privs: acl::SELECT, grant_options: 0 });
+    }
+    v
 }
 
 pub fn lookup(namespace: Oid, name: &str) -> Option<&'static SystemTable> {
@@ -180,6 +194,17 @@ fn int2_vector(items: &[i16]) -> Datum {
 fn oid_vector(items: &[Oid]) -> Datum {
     Datum::Array(Arc::new(Array { element_type: oid::OID, dims: vec![(items.len() as i32, 0)], elements: items.iter().map(|&v| Datum::Oid(v)).collect() }))
 }
+/// An ACL as aclitem[] (NULL for the default privileges).
+fn acl_datum(cx: &SysCx, acl: Option<&[super::acl::AclItem]>) -> Datum {
+    match acl {
+        None => Datum::Null,
+        Some(items) => {
+            let texts: Vec<String> = items.iter().map(|i| super::acl::item_text(i, cx.cluster)).collect();
+            Datum::Array(Arc::new(Array::from_vec(oid::ACLITEM, texts.iter().map(|s| Datum::text(s)).collect())))
+        }
+    }
+}
+
 /// An aclitem[] value from its items' text.
 fn acl_array(items: &[&str]) -> Datum {
     Datum::Array(Arc::new(Array::from_vec(oid::ACLITEM, items.iter().map(|s| Datum::text(s)).collect())))
@@ -282,6 +307,7 @@ fn generators() -> Vec<(&'static str, Generator)> {
         ("pg_tablespace", pg_tablespace),
         ("pg_stat_database", pg_stat_database),
         ("pg_stat_activity", pg_stat_activity),
+        ("pg_prepared_statements", pg_prepared_statements),
         ("tables", is_tables),
         ("columns", is_columns),
         ("views", is_views),
@@ -302,6 +328,7 @@ fn pg_namespace(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
     for n in cx.catalog.namespaces.values() {
         // initdb grants the use of these schemas to everyone (psql's `\dn+` shows it).
         let acl = match n.oid {
+            _ if n.acl.is_some() => acl_datum(cx, n.acl.as_deref()),
             PUBLIC_NAMESPACE => acl_array(&["pg_database_owner=UC/pg_database_owner", "=U/pg_database_owner"]),
             PG_CATALOG_NAMESPACE | INFORMATION_SCHEMA_NAMESPACE => {
                 let owner = cx.cluster.role_name(n.owner);
@@ -355,6 +382,7 @@ fn class_row(cx: &SysCx, r: &Relation, relkind: char, referenced: &std::collecti
         ("relfrozenxid", Datum::Oid(0)),
         ("relminmxid", Datum::Oid(0)),
         ("reloptions", text_array(&r.options)),
+        ("relacl", acl_datum(cx, r.acl.as_deref())),
     ]
 }
 
@@ -477,7 +505,9 @@ fn pg_database(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
             ("dattablespace", oidv(1663)),
             ("datcollate", text(&d.collate)),
             // initdb revokes CREATE and TEMPORARY on the templates from PUBLIC (psql's `\l` shows it).
-            ("datacl", if d.name == "template0" || d.name == "template1" {
+ ("datacl", if d.acl.is_some() {
+                acl_datum(cx, d.acl.as_deref())
+            } else if d.name == "template0" || d.name == "template1" {
                 let owner = cx.cluster.role_name(d.owner);
                 acl_array(&[&format!("=c/{owner}"), &format!("{owner}=CTc/{owner}")])
             } else {
@@ -537,6 +567,25 @@ fn pg_stat_activity(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
             ("state", text(a.state)),
             ("query", text(&a.query)),
             ("backend_type", text("client backend")),
+        ]);
+    }
+    Ok(())
+}
+
+/// The session's named prepared statements, by name. Tusk plans once and
+/// re-plans only when the catalog changes: every execution counts as a
+/// use of the generic plan, which Tusk does not track yet.
+fn pg_prepared_statements(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
+    for (n, p) in &cx.prepared {
+        let types = p.parameter_types.iter().map(|&t| Datum::Oid(t)).collect();
+        out.push(vec![
+            ("name", text(n)),
+            ("statement", text(&p.statement)),
+            ("prepare_time", Datum::TimestampTz(p.prepare_time)),
+            ("parameter_types", Datum::Array(std::sync::Arc::new(tusk_types::array::Array::from_vec(tusk_types::oid::REGTYPE, types)))),
+            ("from_sql", b(p.from_sql)),
+            ("generic_plans", Datum::Int8(0)),
+            ("custom_plans", Datum::Int8(0)),
         ]);
     }
     Ok(())

@@ -184,7 +184,9 @@ impl<'s> Ddl<'s> {
             )
             .with_detail("System catalog modifications are currently disallowed."));
         }
-        a.creation_namespace(schema, temp)
+        let nsp = a.creation_namespace(schema, temp)?;
+        super::grant::check_schema_create(self.s, nsp)?;
+        Ok(nsp)
     }
 
     fn lookup(&self, rv: &pb::RangeVar) -> PgResult<Arc<Relation>> {
@@ -247,6 +249,7 @@ fn new_relation(oid: Oid, name: &str, namespace: Oid, kind: RelKind, persistence
         view: None,
         sequence: None,
         options: Vec::new(),
+        acl: None,
         indexes: Vec::new(),
     }
 }
@@ -351,7 +354,7 @@ pub fn create_table(s: &mut SqlSession, stmt: &pb::CreateStmt, sql: &str) -> PgR
             return Err(PgError::new(sqlstate::DUPLICATE_TABLE, format!("relation \"{}\" already exists", rv.relname)));
         }
         let rel_oid = d.oid()?;
-        let mut rel = new_relation(rel_oid, &rv.relname, nsp, RelKind::Table, if temp { 't' } else if rv.relpersistence == "u" { 'u' } else { 'p' }, 10);
+        let mut rel = new_relation(rel_oid, &rv.relname, nsp, RelKind::Table, if temp { 't' } else if rv.relpersistence == "u" { 'u' } else { 'p' }, super::grant::current_role_oid(s));
         rel.storage_id = d.storage()?;
         for o in &stmt.options {
             if let Some(NodeEnum::DefElem(de)) = &o.node {
@@ -456,7 +459,7 @@ pub fn create_table(s: &mut SqlSession, stmt: &pb::CreateStmt, sql: &str) -> PgR
             apply_sequence_options(&mut info, &sp.options, true)?;
             info.owned_by = Some((rel_oid, attnum));
             let seq_oid = d.oid()?;
-            let mut seq = new_relation(seq_oid, &seq_name, nsp, RelKind::Sequence, rel.persistence, 10);
+            let mut seq = new_relation(seq_oid, &seq_name, nsp, RelKind::Sequence, rel.persistence, rel.owner);
             seq.columns = sequence_columns();
             seq.sequence = Some(info);
             d.create_relation(&seq)?;
@@ -887,7 +890,7 @@ pub(crate) fn ensure_temp_namespace(s: &mut SqlSession) -> PgResult<()> {
         return Ok(());
     }
     let oid = new_oid(&s.cluster.engine)?;
-    let ns = Namespace { oid, name: format!("pg_temp_{}", s.pid), owner: 10, temp_session: Some(s.pid as u32) };
+    let ns = Namespace { oid, name: format!("pg_temp_{}", s.pid), owner: 10, temp_session: Some(s.pid as u32), acl: None };
     store::put_namespace(s.txn()?, s.db, &ns)?;
     s.temp_namespace = Some(oid);
     s.reload_txn_catalog()
@@ -1054,7 +1057,7 @@ pub fn create_sequence(s: &mut SqlSession, stmt: &pb::CreateSeqStmt, sql: &str) 
             }
         }
         let oid = d.oid()?;
-        let mut seq = new_relation(oid, &rv.relname, nsp, RelKind::Sequence, if temp { 't' } else { 'p' }, 10);
+        let mut seq = new_relation(oid, &rv.relname, nsp, RelKind::Sequence, if temp { 't' } else { 'p' }, super::grant::current_role_oid(s));
         seq.columns = sequence_columns();
         seq.sequence = Some(info);
         d.create_relation(&seq)?;
@@ -1097,6 +1100,7 @@ pub fn alter_sequence(s: &mut SqlSession, stmt: &pb::AlterSeqStmt, sql: &str) ->
             }
             return Err(PgError::new(sqlstate::UNDEFINED_TABLE, format!("relation \"{}\" does not exist", rv.relname)));
         };
+        super::grant::check_relation_owner(d.s, &rel)?;
         if rel.kind != RelKind::Sequence {
             return Err(PgError::new(sqlstate::WRONG_OBJECT_TYPE, format!("\"{}\" is not a sequence", rel.name)));
         }
@@ -1133,6 +1137,7 @@ pub fn create_index(s: &mut SqlSession, stmt: &pb::IndexStmt, sql: &str) -> PgRe
         let d = Ddl::new(s, sql)?;
         let rv = stmt.relation.as_ref().ok_or_else(|| PgError::internal("CREATE INDEX without table"))?;
         let rel = d.lookup(rv)?;
+        super::grant::check_relation_owner(d.s, &rel)?;
         if rel.kind != RelKind::Table {
             return Err(PgError::new(sqlstate::WRONG_OBJECT_TYPE, format!("\"{}\" is not a table", rel.name)));
         }
@@ -1346,7 +1351,7 @@ pub fn create_view(s: &mut SqlSession, stmt: &pb::ViewStmt, sql: &str) -> PgResu
             d.put(&updated)?;
         } else {
             let oid = d.oid()?;
-            let mut view = new_relation(oid, &rv.relname, nsp, RelKind::View, if temp { 't' } else { 'p' }, 10);
+            let mut view = new_relation(oid, &rv.relname, nsp, RelKind::View, if temp { 't' } else { 'p' }, super::grant::current_role_oid(s));
             view.columns = cols;
             view.view = Some(ViewInfo { query: text, check_option, depends_on: depends });
             d.create_relation(&view)?;
@@ -1366,6 +1371,7 @@ pub fn create_schema(s: &mut SqlSession, stmt: &pb::CreateSchemaStmt, sql: &str)
     } else {
         stmt.schemaname.clone()
     };
+    let schema_owner = super::grant::schema_creation_owner(s, stmt.authrole.as_ref())?;
     if name.starts_with("pg_") {
         return Err(PgError::new(sqlstate::RESERVED_NAME, format!("unacceptable schema name \"{name}\""))
             .with_detail("The prefix \"pg_\" is reserved for system schemas."));
@@ -1381,7 +1387,7 @@ pub fn create_schema(s: &mut SqlSession, stmt: &pb::CreateSchemaStmt, sql: &str)
             return Err(PgError::new(sqlstate::DUPLICATE_SCHEMA, format!("schema \"{name}\" already exists")));
         }
         let oid = new_oid(&s.cluster.engine)?;
-        store::put_namespace(s.txn()?, s.db, &Namespace { oid, name: name.clone(), owner: 10, temp_session: None })?;
+        store::put_namespace(s.txn()?, s.db, &Namespace { oid, name: name.clone(), owner: schema_owner, temp_session: None, acl: None })?;
     }
     s.reload_txn_catalog()?;
     // Schema elements run with the new schema as the creation target.
@@ -1459,7 +1465,7 @@ pub fn create_database(s: &mut SqlSession, stmt: &pb::CreatedbStmt) -> PgResult<
         return Err(database_in_use(format!("source database \"{template}\" is being accessed by other users"), others.len()));
     }
     let oid = new_oid(&s.cluster.engine)?;
-    store::create_database_rows(txn, &store::new_database(oid, &stmt.dbname, 10))?;
+    store::create_database_rows(txn, &store::new_database(oid, &stmt.dbname, super::grant::current_role_oid(s)))?;
     s.cluster_changed = true;
     Ok(())
 }
@@ -1630,6 +1636,7 @@ pub fn drop(s: &mut SqlSession, stmt: &pb::DropStmt, sql: &str) -> PgResult<()> 
                         }
                     }
                 }
+                super::grant::check_relation_owner(d.s, &rel)?;
                 std::mem::drop(d);
                 targets.push(rel.oid);
             }
@@ -1896,6 +1903,7 @@ pub fn truncate(s: &mut SqlSession, stmt: &pb::TruncateStmt, sql: &str) -> PgRes
         for r in &stmt.relations {
             let Some(NodeEnum::RangeVar(rv)) = &r.node else { continue };
             let rel = d.lookup(rv)?;
+            super::grant::check_relation_privileges(d.s, &[crate::catalog::acl::RelPerm { rel: rel.oid, required: crate::catalog::acl::TRUNCATE, as_role: None, target: false }])?;
             if rel.kind != RelKind::Table {
                 return Err(PgError::new(sqlstate::WRONG_OBJECT_TYPE, format!("\"{}\" is not a table", rel.name)));
             }
@@ -2043,6 +2051,7 @@ pub fn alter_table(s: &mut SqlSession, stmt: &pb::AlterTableStmt, sql: &str) -> 
                 }
                 return Err(PgError::new(sqlstate::UNDEFINED_TABLE, format!("relation \"{}\" does not exist", rv.relname)));
             };
+            super::grant::check_relation_owner(d.s, &rel)?;
             if rel.oid < tusk_types::oid::FIRST_NORMAL_OBJECT_ID {
                 return Err(PgError::new(sqlstate::INSUFFICIENT_PRIVILEGE, format!("permission denied: \"{}\" is a system catalog", rel.name)));
             }
@@ -2769,6 +2778,7 @@ pub fn rename(s: &mut SqlSession, stmt: &pb::RenameStmt, sql: &str) -> PgResult<
                     }
                     return Err(PgError::new(sqlstate::UNDEFINED_TABLE, format!("relation \"{}\" does not exist", rv.relname)));
                 };
+                super::grant::check_relation_owner(d.s, &rel)?;
                 d.lock_relation(rel.oid)?;
                 if d.relation_name_taken(rel.namespace, &stmt.newname) {
                     return Err(PgError::new(sqlstate::DUPLICATE_TABLE, format!("relation \"{}\" already exists", stmt.newname)));
@@ -2799,6 +2809,7 @@ pub fn rename(s: &mut SqlSession, stmt: &pb::RenameStmt, sql: &str) -> PgResult<
             7 => {
                 let rv = stmt.relation.as_ref().ok_or_else(|| PgError::internal("RENAME without relation"))?;
                 let rel = d.lookup(rv)?;
+                super::grant::check_relation_owner(d.s, &rel)?;
                 d.lock_relation(rel.oid)?;
                 let i = column_index(&rel, &stmt.subname)
                     .map_err(|_| PgError::new(sqlstate::UNDEFINED_COLUMN, format!("column \"{}\" does not exist", stmt.subname)))?;
@@ -2836,6 +2847,7 @@ pub fn rename(s: &mut SqlSession, stmt: &pb::RenameStmt, sql: &str) -> PgResult<
             41 => {
                 let rv = stmt.relation.as_ref().ok_or_else(|| PgError::internal("RENAME without relation"))?;
                 let rel = d.lookup(rv)?;
+                super::grant::check_relation_owner(d.s, &rel)?;
                 let mut t = (*rel).clone();
                 let Some(c) = t.constraints.iter_mut().find(|c| c.name == stmt.subname) else {
                     return Err(PgError::new(
@@ -2986,6 +2998,7 @@ pub fn alter_object_schema(s: &mut SqlSession, stmt: &pb::AlterObjectSchemaStmt,
             }
             return Err(PgError::new(sqlstate::UNDEFINED_TABLE, format!("relation \"{}\" does not exist", rv.relname)));
         };
+        super::grant::check_relation_owner(d.s, &rel)?;
         let nsp = d.catalog.namespace_by_name.get(&stmt.newschema).copied().ok_or_else(|| {
             PgError::new(sqlstate::INVALID_SCHEMA_NAME, format!("schema \"{}\" does not exist", stmt.newschema))
         })?;

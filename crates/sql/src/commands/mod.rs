@@ -8,6 +8,7 @@ pub mod create_as;
 pub mod cursor;
 pub mod ddl;
 pub mod explain;
+pub mod grant;
 pub mod naming;
 pub mod role;
 pub mod sequence;
@@ -226,7 +227,11 @@ pub(crate) fn execute_ddl_node(s: &mut SqlSession, node: &NodeEnum, sql: &str) -
             role::drop_role(s, d)?;
             UtilityResult::tag("DROP ROLE")
         }
-        NodeEnum::GrantStmt(_) | NodeEnum::GrantRoleStmt(_) => Err(PgError::unsupported("GRANT and REVOKE")),
+        NodeEnum::GrantStmt(g) => {
+            grant::grant(s, g, sql)?;
+            UtilityResult::tag(if g.is_grant { "GRANT" } else { "REVOKE" })
+        }
+        NodeEnum::GrantRoleStmt(_) => Err(PgError::unsupported("GRANT and REVOKE of role membership")),
         NodeEnum::CreateExtensionStmt(_) => Err(PgError::unsupported("extensions")),
         NodeEnum::CopyStmt(_) => Err(PgError::unsupported("COPY")),
         NodeEnum::ListenStmt(_) | NodeEnum::NotifyStmt(_) | NodeEnum::UnlistenStmt(_) => Err(PgError::unsupported("LISTEN and NOTIFY")),

@@ -201,6 +201,7 @@ impl ScanNode {
                 database_name: &db_name,
                 user: &user,
                 activity: if t.name == "pg_stat_activity" { cx.env.backend_activity() } else { Vec::new() },
+                prepared: if t.name == "pg_prepared_statements" { cx.env.prepared_statements() } else { Vec::new() },
             };
             let rows = t.rows(&scx)?;
             self.buffer = rows.into_iter().map(|r| (Vec::new(), r)).collect::<Vec<_>>().into_iter();

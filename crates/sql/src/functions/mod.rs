@@ -9,6 +9,7 @@
 pub mod agg;
 mod bytea;
 pub mod cast;
+mod acl_fns;
 mod catalog_fns;
 mod compare;
 mod datetime_fns;
@@ -86,6 +87,10 @@ pub trait Env {
     fn backend_activity(&self) -> Vec<crate::cluster::BackendActivity> {
         Vec::new()
     }
+    /// This session's named prepared statements (pg_prepared_statements).
+    fn prepared_statements(&self) -> Vec<(String, crate::session::PreparedStatementInfo)> {
+        Vec::new()
+    }
     fn database_oid(&self) -> Oid;
     /// Whether rows of `storage_id` may be written around the transaction
     /// (see `tusk_storage::BulkWriter`): the transaction created the storage
@@ -151,6 +156,7 @@ fn registry() -> &'static Registry {
         formatting::register(&mut r);
         misc::register(&mut r);
         catalog_fns::register(&mut r);
+        acl_fns::register(&mut r);
         json::register(&mut r);
         srf::register(&mut r);
         cast::register(&mut r);

@@ -1,0 +1,208 @@
+//! Access privilege inquiry functions (utils/adt/acl.c):
+//! has_table_privilege, has_schema_privilege, has_database_privilege, in
+//! their name and OID forms, with and without a role argument.
+
+use tusk_types::{sqlstate, Datum, Oid, PgError, PgResult};
+
+use super::{arg_str, plain, FnCtx, Registry};
+use crate::catalog::acl::{self, Grantee};
+
+fn arg_oid(a: &[Datum], i: usize) -> Oid {
+    match &a[i] {
+        Datum::Oid(o) => *o,
+        d => d.as_i64().unwrap_or(0) as Oid,
+    }
+}
+
+/// The role argument: a name (or the current user when absent).
+fn role_by_name(c: &FnCtx, name: &str) -> PgResult<Grantee> {
+    let cat = c.env.cluster_catalog();
+    Grantee::lookup(&cat, name, c.env.database_oid())
+        .ok_or_else(|| PgError::new(sqlstate::UNDEFINED_OBJECT, format!("role \"{name}\" does not exist")))
+}
+
+fn role_by_oid(c: &FnCtx, oid: Oid) -> Grantee {
+    Grantee::of(&c.env.cluster_catalog(), oid, c.env.database_oid())
+}
+
+fn current(c: &FnCtx) -> PgResult<Grantee> {
+    role_by_name(c, &c.env.current_user())
+}
+
+/// convert_any_priv_string: a comma-separated list of privilege names,
+/// each maybe WITH GRANT OPTION; the mask of privileges and of options.
+fn privilege_mask(text: &str, allowed: &[(&str, u32)]) -> PgResult<(u32, u32)> {
+    let mut privs = 0;
+    let mut options = 0;
+    for chunk in text.split(',') {
+        let word = chunk.trim();
+        let (name, grant) = match word.to_ascii_lowercase().strip_suffix(" with grant option") {
+            Some(n) => (n.trim().to_string(), true),
+            None => (word.to_ascii_lowercase(), false),
+        };
+        let Some((_, bit)) = allowed.iter().find(|(n, _)| *n == name) else {
+            return Err(PgError::new(sqlstate::INVALID_PARAMETER_VALUE, format!("unrecognized privilege type: \"{word}\"")));
+        };
+        if grant {
+            options |= bit;
+        } else {
+            privs |= bit;
+        }
+    }
+    Ok((privs, options))
+}
+
+const TABLE_PRIVS: &[(&str, u32)] = &[
+    ("select", acl::SELECT),
+    ("insert", acl::INSERT),
+    ("update", acl::UPDATE),
+    ("delete", acl::DELETE),
+    ("truncate", acl::TRUNCATE),
+    ("references", acl::REFERENCES),
+    ("trigger", acl::TRIGGER),
+    ("rule", 0),
+];
+const SCHEMA_PRIVS: &[(&str, u32)] = &[("create", acl::CREATE), ("usage", acl::USAGE)];
+const DATABASE_PRIVS: &[(&str, u32)] =
+    &[("create", acl::CREATE), ("temporary", acl::CREATE_TEMP), ("temp", acl::CREATE_TEMP), ("connect", acl::CONNECT)];
+
+/// Whether `who` holds any of the privileges (or grant options) asked for.
+fn holds(items: &[acl::AclItem], who: &Grantee, owner: Oid, (privs, options): (u32, u32)) -> Datum {
+    if who.superuser {
+        return Datum::Bool(privs | options != 0);
+    }
+    let has = acl::mask(items, who, privs) != 0;
+    let go = if who.role == owner { options } else { acl::grant_options(items, who) & options };
+    Datum::Bool(has || go != 0)
+}
+
+// ---------------------------------------------------------------- tables
+
+fn table_by_name(c: &FnCtx, name: &str) -> PgResult<Oid> {
+    c.env.lookup_relation_oid(name)
+}
+
+fn table_check(c: &FnCtx, who: Grantee, rel: Oid, privs: &str) -> PgResult<Datum> {
+    let mask = privilege_mask(privs, TABLE_PRIVS)?;
+    let Some(r) = c.env.catalog().relation(rel).cloned() else { return Ok(Datum::Null) };
+    Ok(holds(&crate::commands::grant::relation_acl(&r), &who, r.owner, mask))
+}
+
+fn htp_name_name(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    let who = role_by_name(c, arg_str(a, 0))?;
+    table_check(c, who, table_by_name(c, arg_str(a, 1))?, arg_str(a, 2))
+}
+fn htp_name_id(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    let who = role_by_name(c, arg_str(a, 0))?;
+    table_check(c, who, arg_oid(a, 1), arg_str(a, 2))
+}
+fn htp_id_name(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    table_check(c, role_by_oid(c, arg_oid(a, 0)), table_by_name(c, arg_str(a, 1))?, arg_str(a, 2))
+}
+fn htp_id_id(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    table_check(c, role_by_oid(c, arg_oid(a, 0)), arg_oid(a, 1), arg_str(a, 2))
+}
+fn htp_name(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    table_check(c, current(c)?, table_by_name(c, arg_str(a, 0))?, arg_str(a, 1))
+}
+fn htp_id(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    table_check(c, current(c)?, arg_oid(a, 0), arg_str(a, 1))
+}
+
+// ---------------------------------------------------------------- schemas
+
+fn schema_by_name(c: &FnCtx, name: &str) -> PgResult<Oid> {
+    c.env
+        .catalog()
+        .namespace_by_name
+        .get(name)
+        .copied()
+        .ok_or_else(|| PgError::new(sqlstate::INVALID_SCHEMA_NAME, format!("schema \"{name}\" does not exist")))
+}
+
+fn schema_check(c: &FnCtx, who: Grantee, nsp: Oid, privs: &str) -> PgResult<Datum> {
+    let mask = privilege_mask(privs, SCHEMA_PRIVS)?;
+    let Some(ns) = c.env.catalog().namespaces.get(&nsp) else { return Ok(Datum::Null) };
+    Ok(holds(&acl::schema_acl(ns.oid, ns.owner, &ns.acl), &who, ns.owner, mask))
+}
+
+fn hsp_name_name(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    let who = role_by_name(c, arg_str(a, 0))?;
+    schema_check(c, who, schema_by_name(c, arg_str(a, 1))?, arg_str(a, 2))
+}
+fn hsp_name_id(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    let who = role_by_name(c, arg_str(a, 0))?;
+    schema_check(c, who, arg_oid(a, 1), arg_str(a, 2))
+}
+fn hsp_id_name(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    schema_check(c, role_by_oid(c, arg_oid(a, 0)), schema_by_name(c, arg_str(a, 1))?, arg_str(a, 2))
+}
+fn hsp_id_id(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    schema_check(c, role_by_oid(c, arg_oid(a, 0)), arg_oid(a, 1), arg_str(a, 2))
+}
+fn hsp_name(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    schema_check(c, current(c)?, schema_by_name(c, arg_str(a, 0))?, arg_str(a, 1))
+}
+fn hsp_id(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    schema_check(c, current(c)?, arg_oid(a, 0), arg_str(a, 1))
+}
+
+// ---------------------------------------------------------------- databases
+
+fn database_by_name(c: &FnCtx, name: &str) -> PgResult<Oid> {
+    c.env
+        .cluster_catalog()
+        .database_by_name(name)
+        .map(|d| d.oid)
+        .ok_or_else(|| PgError::new(sqlstate::UNDEFINED_DATABASE, format!("database \"{name}\" does not exist")))
+}
+
+fn database_check(c: &FnCtx, who: Grantee, db: Oid, privs: &str) -> PgResult<Datum> {
+    let mask = privilege_mask(privs, DATABASE_PRIVS)?;
+    let cat = c.env.cluster_catalog();
+    let Some(d) = cat.databases.get(&db) else { return Ok(Datum::Null) };
+    let items = crate::commands::grant::database_acl(d.oid, d.owner, &d.acl, &d.name);
+    Ok(holds(&items, &who, d.owner, mask))
+}
+
+fn hdp_name_name(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    let who = role_by_name(c, arg_str(a, 0))?;
+    database_check(c, who, database_by_name(c, arg_str(a, 1))?, arg_str(a, 2))
+}
+fn hdp_name_id(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    let who = role_by_name(c, arg_str(a, 0))?;
+    database_check(c, who, arg_oid(a, 1), arg_str(a, 2))
+}
+fn hdp_id_name(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    database_check(c, role_by_oid(c, arg_oid(a, 0)), database_by_name(c, arg_str(a, 1))?, arg_str(a, 2))
+}
+fn hdp_id_id(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    database_check(c, role_by_oid(c, arg_oid(a, 0)), arg_oid(a, 1), arg_str(a, 2))
+}
+fn hdp_name(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    database_check(c, current(c)?, database_by_name(c, arg_str(a, 0))?, arg_str(a, 1))
+}
+fn hdp_id(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    database_check(c, current(c)?, arg_oid(a, 0), arg_str(a, 1))
+}
+
+pub(super) fn register(r: &mut Registry) {
+    plain(r, &["has_table_privilege_name_name"], htp_name_name);
+    plain(r, &["has_table_privilege_name_id"], htp_name_id);
+    plain(r, &["has_table_privilege_id_name"], htp_id_name);
+    plain(r, &["has_table_privilege_id_id"], htp_id_id);
+    plain(r, &["has_table_privilege_name"], htp_name);
+    plain(r, &["has_table_privilege_id"], htp_id);
+    plain(r, &["has_schema_privilege_name_name"], hsp_name_name);
+    plain(r, &["has_schema_privilege_name_id"], hsp_name_id);
+    plain(r, &["has_schema_privilege_id_name"], hsp_id_name);
+    plain(r, &["has_schema_privilege_id_id"], hsp_id_id);
+    plain(r, &["has_schema_privilege_name"], hsp_name);
+    plain(r, &["has_schema_privilege_id"], hsp_id);
+    plain(r, &["has_database_privilege_name_name"], hdp_name_name);
+    plain(r, &["has_database_privilege_name_id"], hdp_name_id);
+    plain(r, &["has_database_privilege_id_name"], hdp_id_name);
+    plain(r, &["has_database_privilege_id_id"], hdp_id_id);
+    plain(r, &["has_database_privilege_name"], hdp_name);
+    plain(r, &["has_database_privilege_id"], hdp_id);
+}
