@@ -44,6 +44,19 @@ async fn table_and_database_privileges_are_enforced() {
     assert_eq!((sev.as_str(), code.as_str(), msg.as_str()), ("ERROR", "42501", "permission denied for table secret"));
     assert_eq!(alice.query("SELECT * FROM open_t", &[]).await.unwrap().len(), 0);
 
+    // COPY and EXPLAIN are checked too: COPY TO as a read, COPY FROM as an
+    // insert (refused before any data is sent), EXPLAIN as its statement.
+    for sql in ["COPY secret TO STDOUT", "EXPLAIN SELECT * FROM secret", "EXPLAIN ANALYZE SELECT * FROM secret"] {
+        let e = alice.simple_query(sql).await.unwrap_err();
+        assert_eq!(db_error(&e).1, "42501", "{sql}");
+    }
+    // (On a connection of its own: the client leaves the failed COPY's
+    // extended-protocol exchange without a Sync.)
+    let copier = connect_as(&server, "priv_login", "postgres").await.unwrap();
+    let e = copier.copy_in::<_, bytes::Bytes>("COPY open_t FROM STDIN").await.err().expect("COPY FROM refused");
+    assert_eq!(db_error(&e).2, "permission denied for table open_t");
+    drop(copier);
+
     // A prepared statement planned while allowed is checked again when run.
     let stmt = alice.prepare("SELECT * FROM open_t").await.unwrap();
     admin.batch_execute("REVOKE SELECT ON open_t FROM priv_login").await.unwrap();

@@ -446,6 +446,9 @@ impl CopyFrom {
     fn new(s: &mut SqlSession, catalog: &Arc<DbCatalog>, stmt: &pb::CopyStmt) -> PgResult<CopyFrom> {
         let rv = stmt.relation.as_ref().ok_or_else(|| PgError::internal("COPY FROM without a table"))?;
         let rel = copy_relation(s, catalog, rv)?;
+        // As DoCopy: the INSERT privilege, before any data is read.
+        let perm = crate::catalog::acl::RelPerm { rel: rel.oid, required: crate::catalog::acl::INSERT, as_role: None, target: true };
+        crate::commands::grant::check_relation_privileges(s, &[perm])?;
         if s.read_only {
             return Err(PgError::new(sqlstate::READ_ONLY_SQL_TRANSACTION, "cannot execute COPY FROM in a read-only transaction"));
         }

@@ -133,6 +133,9 @@ pub fn explain(s: &mut SqlSession, e: &pb::ExplainStmt, sql: &str) -> PgResult<U
     let plan_start = Instant::now();
     let (planned, _) = s.plan_query(&stmt, sql, &[])?;
     let planning_secs = plan_start.elapsed().as_secs_f64();
+    // PostgreSQL checks the statement's privileges even when it only
+    // shows the plan (ExecutorStart runs for EXPLAIN too).
+    crate::commands::grant::check_relation_privileges(s, &planned.perms)?;
 
     let mut stats = None;
     let mut execution_secs = 0.0;

@@ -126,15 +126,36 @@ impl SpillWriter {
         crate::stats::count_temp_file(self.database, self.bytes);
         let mut file = self.out.into_inner().map_err(|e| file_error(e.into_error(), "write to"))?;
         file.seek(SeekFrom::Start(0)).map_err(|e| file_error(e, "seek in"))?;
-        Ok(SpillReader { input: BufReader::with_capacity(FILE_BUFFER_BYTES, file), remaining: rows, buf: Vec::new() })
+        Ok(SpillReader { input: Input::Closed(Some(file)), remaining: rows, buf: Vec::new() })
     }
 }
 
 /// A temporary file read back from its start, row by row.
 pub struct SpillReader {
-    input: BufReader<File>,
+    input: Input,
     remaining: u64,
     buf: Vec<u8>,
+}
+
+/// A reader's file gets its buffer only when reading starts: an external
+/// sort may hold hundreds of runs before merging them 32 at a time, and a
+/// buffer for each would cost more than work_mem.
+enum Input {
+    Closed(Option<File>),
+    Open(BufReader<File>),
+}
+
+impl Input {
+    fn reader(&mut self) -> &mut BufReader<File> {
+        if let Input::Closed(file) = self {
+            let file = file.take().expect("a spill file");
+            *self = Input::Open(BufReader::with_capacity(FILE_BUFFER_BYTES, file));
+        }
+        match self {
+            Input::Open(r) => r,
+            Input::Closed(_) => unreachable!("opened above"),
+        }
+    }
 }
 
 impl SpillReader {
@@ -144,9 +165,10 @@ impl SpillReader {
         }
         self.remaining -= 1;
         let mut len = [0u8; 4];
-        self.input.read_exact(&mut len).map_err(|e| file_error(e, "read from"))?;
+        let input = self.input.reader();
+        input.read_exact(&mut len).map_err(|e| file_error(e, "read from"))?;
         self.buf.resize(u32::from_le_bytes(len) as usize, 0);
-        self.input.read_exact(&mut self.buf).map_err(|e| file_error(e, "read from"))?;
+        input.read_exact(&mut self.buf).map_err(|e| file_error(e, "read from"))?;
         decode_row(&self.buf).map(Some)
     }
 }
