@@ -1527,7 +1527,16 @@ impl Connection {
                         })?
                     } else {
                         let text = protocol::check_utf8(&bytes)?;
-                        tusk_sql::functions::io::parse_text(text, *ty, &settings, false)?
+                        if matches!(ty.oid, oid::REGCLASS | oid::REGPROC | oid::REGTYPE) {
+                            // Names need the catalog and search path, as
+                            // regclassin looks them up (SQLAlchemy binds
+                            // table names this way).
+                            let catalog = self.sql.catalog()?;
+                            let env = tusk_sql::session::SessionEnv { s: &self.sql, catalog: &catalog };
+                            tusk_sql::functions::cast::cast_datum_env(Datum::from_string(text.to_string()), SqlType::new(oid::TEXT), *ty, true, &env)?
+                        } else {
+                            tusk_sql::functions::io::parse_text(text, *ty, &settings, false)?
+                        }
                     }
                 }
             };

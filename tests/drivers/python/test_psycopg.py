@@ -293,3 +293,17 @@ def test_type_info_catalog_queries(conn):
     assert (info.name, info.oid, info.array_oid) == ("text", 25, 1009)
     assert TypeInfo.fetch(conn, "py_no_such_type") is None
     conn.rollback()
+
+
+def test_reg_type_parameters_bound_as_names(conn):
+    """A text parameter cast to regclass/regtype/regproc is looked up by
+    name, as regclassin does (SQLAlchemy's reflection binds table names so)."""
+    with conn.cursor() as cur:
+        cur.execute("SELECT %s::regclass::oid, %s::regtype::oid, %s::regproc::oid",
+                    ["pg_catalog.pg_class", "integer", "int4in"])
+        assert cur.fetchone() == (1259, 23, 42)
+        cur.execute("CREATE TEMP TABLE py_reg_t (x int)")
+        cur.execute("SELECT %s::regclass = 'py_reg_t'::regclass", ["py_reg_t"])
+        assert cur.fetchone() == (True,)
+        with pytest.raises(psycopg.errors.UndefinedTable):
+            cur.execute("SELECT %s::regclass", ["no_such_table_here"])
