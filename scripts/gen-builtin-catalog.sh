@@ -20,6 +20,8 @@ q "select p.oid, proname, pronamespace, prokind, proretset, provolatile, proisst
           coalesce(array_to_string(proargnames, ' '), ''), proparallel, procost, prorows,
           coalesce(pg_get_expr(proargdefaults, 0), '')
    from pg_proc p where pronamespace = 11 order by p.oid" > "$out/pg_proc.tsv"
+q "select oid, opcmethod, opcname, opcnamespace, opcowner, opcfamily, opcintype, opcdefault, opckeytype
+   from pg_opclass order by oid" > "$out/pg_opclass.tsv"
 q "select aggfnoid::oid, aggkind, aggtranstype, coalesce(agginitval, '\N') from pg_aggregate order by aggfnoid::oid" > "$out/pg_aggregate.tsv"
 
 # Settings: every GUC with its boot value, unit, type, context and limits.
@@ -41,7 +43,7 @@ q "select c.relname, n.nspname, c.oid, c.relkind, a.attnum, a.attname,
             'pg_collation','pg_extension','pg_stat_activity','pg_stat_database','pg_operator','pg_cast','pg_aggregate','pg_depend','pg_trigger',
             'pg_tablespace','pg_matviews','pg_rewrite','pg_enum','pg_range','pg_language','pg_locks','pg_prepared_statements',
             'pg_stat_user_tables','pg_statistic_ext','pg_policy','pg_publication','pg_foreign_table','pg_partitioned_table',
-            'pg_auth_members','pg_publication_namespace','pg_publication_rel'))
+            'pg_auth_members','pg_publication_namespace','pg_publication_rel','pg_opclass'))
       or (n.nspname = 'information_schema' and c.relname in ('tables','columns','views','schemata','table_constraints',
             'key_column_usage','referential_constraints','sequences','constraint_column_usage','check_constraints'))
    order by n.nspname, c.relname, a.attnum" > "$out/system_columns.tsv"

@@ -155,7 +155,6 @@ def test_reflection_columns(engine, tables):
     assert columns["name"]["nullable"] is False and columns["note"]["nullable"] is True
 
 
-@tusk_gap("pg_catalog.pg_opclass does not exist (SQLAlchemy's index reflection reads the non-default opclasses)")
 def test_reflection_constraints(engine, tables):
     inspector = sa.inspect(engine)
     assert inspector.get_pk_constraint("py_sa_users")["constrained_columns"] == ["id"]

@@ -307,6 +307,7 @@ fn generators() -> Vec<(&'static str, Generator)> {
         ("pg_tablespace", pg_tablespace),
         ("pg_stat_database", pg_stat_database),
         ("pg_stat_activity", pg_stat_activity),
+        ("pg_opclass", pg_opclass),
         ("pg_prepared_statements", pg_prepared_statements),
         ("tables", is_tables),
         ("columns", is_columns),
@@ -918,6 +919,29 @@ fn pg_depend(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
             ("refobjid", oidv(table)),
             ("refobjsubid", Datum::Int4(attnum as i32)),
             ("deptype", ch(if identity { 'i' } else { 'a' })),
+        ]);
+    }
+    Ok(())
+}
+
+/// PostgreSQL 15's built-in operator classes (recorded by
+/// scripts/gen-builtin-catalog.sh); Tusk's indexes use the default btree
+/// class of each column's type.
+fn pg_opclass(_: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
+    for line in include_str!("builtin/pg_opclass.tsv").lines() {
+        let f: Vec<&str> = line.split('\t').collect();
+        let [oid, method, opcname, nsp, owner, family, intype, default, keytype] = f[..] else { continue };
+        let o = |s: &str| oidv(s.parse().unwrap_or(0));
+        out.push(vec![
+            ("oid", o(oid)),
+            ("opcmethod", o(method)),
+            ("opcname", name(opcname)),
+            ("opcnamespace", o(nsp)),
+            ("opcowner", o(owner)),
+            ("opcfamily", o(family)),
+            ("opcintype", o(intype)),
+            ("opcdefault", b(default == "t")),
+            ("opckeytype", o(keytype)),
         ]);
     }
     Ok(())

@@ -90,6 +90,17 @@ pub fn write_text(buf: &mut Vec<u8>, d: &Datum, ty: Oid, settings: &Settings) {
         Datum::Timestamp(v) => buf.extend_from_slice(dt::timestamp_out(*v, &settings.datetime).unwrap_or_default().as_bytes()),
         Datum::TimestampTz(v) => buf.extend_from_slice(dt::timestamptz_out(*v, &settings.datetime).unwrap_or_default().as_bytes()),
         Datum::Interval(i) => buf.extend_from_slice(dt::interval_out(i, settings.datetime.interval_style).as_bytes()),
+        // int2vector and oidvector print as their elements separated by
+        // spaces (int2vectorout), whatever their bounds.
+        Datum::Array(a) if ty == oid::INT2VECTOR || ty == oid::OIDVECTOR => {
+            let elem = if ty == oid::INT2VECTOR { oid::INT2 } else { oid::OID };
+            for (i, e) in a.elements.iter().enumerate() {
+                if i > 0 {
+                    buf.push(b' ');
+                }
+                write_text(buf, e, elem, settings);
+            }
+        }
         Datum::Array(a) => {
             let elem = if a.element_type != 0 { a.element_type } else { builtins().element_of(ty) };
             let delim = builtins().type_info(elem).map(|t| t.delim).unwrap_or(',');
