@@ -2,8 +2,8 @@
 # Installs what building and testing Tusk needs on a fresh Debian machine:
 # libclang (bindgen, for pg_query and RocksDB), a C++ toolchain, PostgreSQL 15
 # (the reference server for recording and conformance checks), psycopg, and
-# python3-venv, node and npm for the driver suites in tests/drivers (whose
-# packages crates/tusk/tests/drivers_py_node.rs installs itself).
+# python3-venv, node, npm, Maven, a JDK and Go for the driver suites in
+# tests/drivers (whose packages the drivers_* tests install themselves).
 # Idempotent and quiet when everything is already there.
 set -euo pipefail
 need=()
@@ -17,6 +17,12 @@ command -v python3 >/dev/null || need+=(python3)
 python3 -c "import venv, ensurepip" 2>/dev/null || need+=(python3-venv)
 command -v node >/dev/null || need+=(nodejs)
 command -v npm >/dev/null || need+=(npm)
+# The JDBC and pgx suites: Maven with a JDK, and Go (pgx needs Go 1.21 or
+# newer; Debian 12's golang-go is older, so a machine without Go needs a
+# newer toolchain than this installs).
+command -v mvn >/dev/null || need+=(maven)
+command -v javac >/dev/null || need+=(default-jdk-headless)
+command -v go >/dev/null || need+=(golang-go)
 if [ ${#need[@]} -gt 0 ]; then
     echo "setup: installing ${need[*]}" >&2
     SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
