@@ -348,6 +348,7 @@ pub fn serve(shared: Arc<Shared>, stream: TcpStream) {
     sql.settings.borrow_mut().mark_session_defaults();
     let reported = sql.settings.borrow().reported();
     let reported_generation = sql.settings.borrow().generation;
+    note_application_name(&handle, &reported);
     let ok = (|| -> std::io::Result<()> {
         out.auth_ok()?;
         for (name, value) in &reported {
@@ -425,6 +426,7 @@ impl Connection {
         }
         self.reported_generation = generation;
         let now = self.sql.settings.borrow().reported();
+        note_application_name(&self.handle, &now);
         for (i, (name, value)) in now.into_iter().enumerate() {
             if self.reported.get(i).map(|(_, v)| v != &value).unwrap_or(true) {
                 self.out.parameter_status(name, &value)?;
@@ -521,9 +523,6 @@ impl Connection {
                 self.read_timeout = timeout;
             }
             self.handle.set_idle_state(self.block != Block::Idle, self.block == Block::Failed);
-            if let Ok(name) = self.sql.settings.borrow().show("application_name") {
-                self.handle.set_application_name(&name);
-            }
             let frame = match protocol::read_frame(&mut self.reader, protocol::message_limit) {
                 Ok(Some(m)) => m,
                 _ if self.handle.interrupt.is_terminated() => {
@@ -1717,6 +1716,14 @@ impl Connection {
                 log::warn!("could not drop temporary objects of session {}: {e}", self.handle.pid);
             }
         }
+    }
+}
+
+/// pg_stat_activity shows application_name, a reported parameter: it is
+/// passed on whenever the reported parameters are read again.
+fn note_application_name(handle: &BackendHandle, reported: &[(&'static str, String)]) {
+    if let Some((_, name)) = reported.iter().find(|(n, _)| *n == "application_name") {
+        handle.set_application_name(name);
     }
 }
 

@@ -86,14 +86,7 @@ pub fn parse_with(sql: &str, standard_conforming_strings: bool) -> PgResult<Vec<
     let result = unsafe { pg_query_parse_protobuf(input.as_ptr()) };
     let parsed = unsafe {
         if !result.error.is_null() {
-            let e = &*result.error;
-            let message = CStr::from_ptr(e.message).to_string_lossy().into_owned();
-            let funcname = if e.funcname.is_null() { String::new() } else { CStr::from_ptr(e.funcname).to_string_lossy().into_owned() };
-            let mut err = parse_error(message, &funcname);
-            if e.cursorpos > 0 {
-                err.position = Some(e.cursorpos as u32);
-            }
-            Err(err)
+            Err(query_error(&*result.error))
         } else {
             let data = std::slice::from_raw_parts(result.parse_tree.data as *const u8, result.parse_tree.len);
             check_tree_depth(data).and_then(|()| {
@@ -136,6 +129,20 @@ fn select_into_as_create(mut select: protobuf::SelectStmt) -> PgResult<NodeEnum>
 
 /// libpg_query reports every error of the raw parser; most are syntax
 /// errors, a few carry other SQLSTATEs in PostgreSQL (we map those by text).
+/// libpg_query's error as PostgreSQL reports it, with its cursor position.
+///
+/// # Safety
+/// `e` must be a valid error of a libpg_query result not yet freed.
+unsafe fn query_error(e: &PgQueryError) -> PgError {
+    let message = CStr::from_ptr(e.message).to_string_lossy().into_owned();
+    let funcname = if e.funcname.is_null() { String::new() } else { CStr::from_ptr(e.funcname).to_string_lossy().into_owned() };
+    let mut err = parse_error(message, &funcname);
+    if e.cursorpos > 0 {
+        err.position = Some(e.cursorpos as u32);
+    }
+    err
+}
+
 fn parse_error(message: String, funcname: &str) -> PgError {
     if message == "invalid Unicode escape" && funcname == "core_yylex" {
         // The E'' string form is reported by the lexer itself with its own
@@ -304,14 +311,7 @@ fn grammar_error(sql: &str) -> Option<PgError> {
         let err = if result.error.is_null() {
             None
         } else {
-            let e = &*result.error;
-            let message = CStr::from_ptr(e.message).to_string_lossy().into_owned();
-            let funcname = if e.funcname.is_null() { String::new() } else { CStr::from_ptr(e.funcname).to_string_lossy().into_owned() };
-            let mut err = parse_error(message, &funcname);
-            if e.cursorpos > 0 {
-                err.position = Some(e.cursorpos as u32);
-            }
-            Some(err)
+            Some(query_error(&*result.error))
         };
         pg_query_free_split_result(result);
         err

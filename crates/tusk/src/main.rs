@@ -163,15 +163,7 @@ fn reload(data_dir: PathBuf) {
 
 fn stop(data_dir: PathBuf, mode: Mode) {
     let pid_path = data_dir.join(PID_FILE);
-    let Ok(text) = std::fs::read_to_string(&pid_path) else {
-        eprintln!("tusk: no server running (no {} in {})", PID_FILE, data_dir.display());
-        std::process::exit(1);
-    };
-    let pid: i32 = text.lines().next().and_then(|l| l.trim().parse().ok()).unwrap_or(0);
-    if pid <= 0 {
-        eprintln!("tusk: invalid PID file {}", pid_path.display());
-        std::process::exit(1);
-    }
+    let pid = server_pid(&data_dir);
     let sig = match mode {
         Mode::Smart => libc_signal::SIGTERM,
         Mode::Fast => libc_signal::SIGINT,

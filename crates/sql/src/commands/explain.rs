@@ -1436,10 +1436,6 @@ fn render_json(root: &ExNode, opts: &Options, summary: &Summary) -> String {
 }
 
 fn render_yaml(root: &ExNode, opts: &Options, summary: &Summary) -> String {
-    // PostgreSQL quotes every string in YAML as it does in JSON.
-    fn yaml_scalar(s: &str) -> String {
-        json_str(s)
-    }
     fn mapping(props: &[(String, Val)], indent: usize, first_inline: bool, out: &mut String) {
         let pad = " ".repeat(indent);
         for (i, (k, v)) in props.iter().enumerate() {
@@ -1448,8 +1444,9 @@ fn render_yaml(root: &ExNode, opts: &Options, summary: &Summary) -> String {
             }
             let _ = write!(out, "{k}: ");
             match v {
+                // PostgreSQL quotes every string in YAML as it does in JSON.
                 Val::Str(s) => {
-                    let _ = writeln!(out, "{}", yaml_scalar(s));
+                    let _ = writeln!(out, "{}", json_str(s));
                 }
                 Val::Num(n) => {
                     let _ = writeln!(out, "{n}");
@@ -1463,7 +1460,7 @@ fn render_yaml(root: &ExNode, opts: &Options, summary: &Summary) -> String {
                 Val::List(items) => {
                     out.push('\n');
                     for it in items {
-                        let _ = writeln!(out, "{pad}  - {}", yaml_scalar(it));
+                        let _ = writeln!(out, "{pad}  - {}", json_str(it));
                     }
                 }
                 Val::Plans(plans) if k == "Plan" => {

@@ -199,7 +199,7 @@ impl SortNode {
         while runs.len() > MERGE_FAN_IN {
             runs = self.merge_pass(runs, cx)?;
         }
-        Merge::new(runs.into_iter().map(Run::File).collect(), self, cx).map(Output::Merge)
+        Merge::new(runs, self, cx).map(Output::Merge)
     }
 
     fn write_run(&mut self, mut buf: Buffer, cx: &ExecCx) -> PgResult<SpillReader> {
@@ -221,7 +221,7 @@ impl SortNode {
         let mut out = Vec::new();
         let mut runs = runs.into_iter().peekable();
         while runs.peek().is_some() {
-            let group: Vec<Run> = runs.by_ref().take(MERGE_FAN_IN).map(Run::File).collect();
+            let group: Vec<SpillReader> = runs.by_ref().take(MERGE_FAN_IN).collect();
             let mut merge = Merge::new(group, self, cx)?;
             let mut w = SpillWriter::new(cx)?;
             while let Some((k, row)) = merge.next_pair(cx)? {
@@ -256,21 +256,13 @@ impl Node for SortNode {
     }
 }
 
-/// One sorted run: a temporary file (key values then row values, per
-/// record).
-enum Run {
-    File(SpillReader),
-}
-
-impl Run {
-    fn next(&mut self, nkeys: usize) -> PgResult<Option<(Vec<Datum>, Row)>> {
-        match self {
-            Run::File(r) => Ok(r.next()?.map(|mut both| {
-                let row = both.split_off(nkeys);
-                (both, row)
-            })),
-        }
-    }
+/// The next record of a sorted run (a temporary file of key values then
+/// row values, per record), split into its key and its row.
+fn next_of_run(run: &mut SpillReader, nkeys: usize) -> PgResult<Option<(Vec<Datum>, Row)>> {
+    Ok(run.next()?.map(|mut both| {
+        let row = both.split_off(nkeys);
+        (both, row)
+    }))
 }
 
 /// The head of one run in the merge heap.
@@ -301,7 +293,7 @@ impl PartialEq for Head {
 impl Eq for Head {}
 
 struct Merge {
-    runs: Vec<Run>,
+    runs: Vec<SpillReader>,
     heap: BinaryHeap<Head>,
     nkeys: usize,
     flags: Rc<[(bool, bool)]>,
@@ -309,11 +301,11 @@ struct Merge {
 }
 
 impl Merge {
-    fn new(mut runs: Vec<Run>, sort: &SortNode, _cx: &ExecCx) -> PgResult<Merge> {
+    fn new(mut runs: Vec<SpillReader>, sort: &SortNode, _cx: &ExecCx) -> PgResult<Merge> {
         let nkeys = sort.flags.len();
         let mut heap = BinaryHeap::with_capacity(runs.len());
         for (i, run) in runs.iter_mut().enumerate() {
-            if let Some((key, row)) = run.next(nkeys)? {
+            if let Some((key, row)) = next_of_run(run, nkeys)? {
                 heap.push(Head { key, row, run: i, flags: sort.flags.clone() });
             }
         }
@@ -326,7 +318,7 @@ impl Merge {
         if self.emitted % 4096 == 0 {
             cx.check()?;
         }
-        if let Some((key, row)) = self.runs[head.run].next(self.nkeys)? {
+        if let Some((key, row)) = next_of_run(&mut self.runs[head.run], self.nkeys)? {
             self.heap.push(Head { key, row, run: head.run, flags: self.flags.clone() });
         }
         Ok(Some((head.key, head.row)))

@@ -32,30 +32,13 @@ fn arg_oid(a: &[Datum], i: usize) -> Oid {
     }
 }
 
-/// The role names PostgreSQL 15 creates at initdb besides the bootstrap
-/// superuser; Tusk's catalog holds only login roles.
-const BUILTIN_ROLES: &[(Oid, &str)] = &[
-    (3373, "pg_monitor"),
-    (3374, "pg_read_all_settings"),
-    (3375, "pg_read_all_stats"),
-    (3377, "pg_stat_scan_tables"),
-    (4200, "pg_signal_backend"),
-    (4544, "pg_checkpoint"),
-    (4569, "pg_read_server_files"),
-    (4570, "pg_write_server_files"),
-    (4571, "pg_execute_server_program"),
-    (6171, "pg_database_owner"),
-    (6181, "pg_read_all_data"),
-    (6182, "pg_write_all_data"),
-];
-
 /// pg_get_userbyid: a role's name, or PostgreSQL's placeholder for a dangling OID.
 fn pg_get_userbyid(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
     let role = arg_oid(a, 0);
     if let Some(r) = c.env.cluster_catalog().roles.get(&role) {
         return text(r.name.clone());
     }
-    match BUILTIN_ROLES.iter().find(|(o, _)| *o == role) {
+    match crate::catalog::PREDEFINED_ROLES.iter().find(|(o, _)| *o == role) {
         Some((_, n)) => text(*n),
         None => text(format!("unknown (OID={role})")),
     }
