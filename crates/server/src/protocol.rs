@@ -500,14 +500,16 @@ impl<W: Write> Out<W> {
         self.msg(b'C', |b| put_cstr(b, tag))
     }
 
-    /// CopyInResponse / CopyOutResponse ('G' / 'H') for a text-format COPY
-    /// of `columns` columns.
-    pub fn copy_response(&mut self, tag: u8, columns: usize) -> io::Result<()> {
+    /// CopyInResponse / CopyOutResponse ('G' / 'H') for a COPY of
+    /// `columns` columns: the overall format (0 text or CSV, 1 binary) and
+    /// the same format code for every column.
+    pub fn copy_response(&mut self, tag: u8, columns: usize, binary: bool) -> io::Result<()> {
+        let format = binary as i16;
         self.msg(tag, |b| {
-            b.push(0);
+            b.push(format as u8);
             b.extend_from_slice(&(columns as i16).to_be_bytes());
             for _ in 0..columns {
-                b.extend_from_slice(&0i16.to_be_bytes());
+                b.extend_from_slice(&format.to_be_bytes());
             }
         })
     }

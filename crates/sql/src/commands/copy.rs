@@ -1,6 +1,7 @@
 //! COPY (commands/copy.c, copyfrom.c, copyfromparse.c, copyto.c): moving
-//! rows between a table (or a query) and a stream of text, in PostgreSQL's
-//! text and CSV formats.
+//! rows between a table (or a query) and a stream of bytes, in PostgreSQL's
+//! text, CSV and binary formats (the binary one made of each type's
+//! send/recv format, `functions::io::format_binary`/`parse_binary`).
 //!
 //! The protocol layer owns the stream (CopyData messages for STDIN and
 //! STDOUT); this module owns the rest. `prepare` analyzes the statement;
@@ -214,7 +215,6 @@ impl CopyOptions {
             if null.is_some() {
                 return Err(PgError::new(sqlstate::SYNTAX_ERROR, "cannot specify NULL in BINARY mode"));
             }
-            return Err(PgError::unsupported("COPY in BINARY format"));
         }
         let delimiter = match &delimiter {
             Some(d) => single_byte("delimiter", d)?,
@@ -230,6 +230,9 @@ impl CopyOptions {
         }
         if !csv && b"\\.abcdefghijklmnopqrstuvwxyz0123456789".contains(&delimiter) {
             return Err(PgError::new(sqlstate::INVALID_PARAMETER_VALUE, format!("COPY delimiter cannot be \"{}\"", delimiter as char)));
+        }
+        if format == Format::Binary && header.is_some_and(|h| h != Header::No) {
+            return Err(PgError::new(sqlstate::FEATURE_NOT_SUPPORTED, "cannot specify HEADER in BINARY mode"));
         }
         if !csv && quote.is_some() {
             return Err(PgError::new(sqlstate::FEATURE_NOT_SUPPORTED, "COPY quote available only in CSV mode"));
@@ -326,7 +329,7 @@ pub fn prepare(s: &mut SqlSession, stmt: &pb::CopyStmt, sql: &str) -> PgResult<C
             return Ok(CopyPlan::FromStdin(Box::new(from)));
         }
         let mut from = from;
-        if let Some(e) = from.deferred_error.take() {
+        if let Some(e) = from.error_before_data() {
             return Err(e);
         }
         let data = std::fs::read(&stmt.filename).map_err(|e| file_error(&stmt.filename, "reading", &e))?;
@@ -416,8 +419,9 @@ fn copy_columns(rel: &Relation, attlist: &[pb::Node]) -> PgResult<Vec<usize>> {
 
 /// A COPY FROM in progress.
 pub struct CopyFrom {
-    /// An error to report once the client has been told to send data.
-    pub deferred_error: Option<PgError>,
+    /// An error to report once the client has been told to send data
+    /// (see `error_before_data`).
+    deferred_error: Option<PgError>,
     rel: Arc<Relation>,
     catalog: Arc<DbCatalog>,
     opts: CopyOptions,
@@ -433,6 +437,11 @@ pub struct CopyFrom {
     /// Seen the `\.` end marker: the rest of the data is ignored.
     ended: bool,
     header_pending: bool,
+    /// Binary format: read the file header already.
+    binary_header_read: bool,
+    /// Binary format: seen the trailer (a field count of -1); any data
+    /// after it is an error.
+    binary_trailer_seen: bool,
     batch: Vec<Vec<Datum>>,
     /// Line number of each batched row, for error context.
     batch_lines: Vec<u64>,
@@ -487,6 +496,8 @@ impl CopyFrom {
             pending: Vec::new(),
             line_no: 0,
             ended: false,
+            binary_header_read: false,
+            binary_trailer_seen: false,
             batch: Vec::with_capacity(BATCH_ROWS),
             batch_lines: Vec::with_capacity(BATCH_ROWS),
             inserter: None,
@@ -499,6 +510,24 @@ impl CopyFrom {
     /// Column count for CopyInResponse.
     pub fn column_count(&self) -> usize {
         self.columns.len()
+    }
+
+    /// Whether the data is in the binary format (CopyInResponse's format codes).
+    pub fn is_binary(&self) -> bool {
+        self.opts.format == Format::Binary
+    }
+
+    /// The error to report as soon as the client has been told to send
+    /// data (COPY to a view, a FREEZE that cannot be honoured). In the
+    /// binary format it waits for the file header, which PostgreSQL reads
+    /// (BeginCopyFrom) before CopyFrom checks the table: a bad header
+    /// is reported first.
+    pub fn error_before_data(&mut self) -> Option<PgError> {
+        if self.is_binary() {
+            None
+        } else {
+            self.deferred_error.take()
+        }
     }
 
     fn context(&self, line: u64) -> String {
@@ -523,6 +552,9 @@ impl CopyFrom {
 
     /// Takes the next chunk of data (any split: lines may straddle chunks).
     pub fn feed(&mut self, s: &SqlSession, data: &[u8]) -> PgResult<()> {
+        if self.opts.format == Format::Binary {
+            return self.feed_binary(s, data, false);
+        }
         if self.ended {
             return Ok(());
         }
@@ -775,6 +807,11 @@ impl CopyFrom {
             })?;
         }
         drop(settings);
+        self.fill_defaults(s, row)
+    }
+
+    /// Evaluates the defaults of the columns the COPY does not list.
+    fn fill_defaults(&mut self, s: &SqlSession, mut row: Vec<Datum>) -> PgResult<Vec<Datum>> {
         if self.defaults.iter().any(Option::is_some) {
             let catalog = self.catalog.clone();
             let defaults = std::mem::take(&mut self.defaults);
@@ -790,6 +827,111 @@ impl CopyFrom {
             r?;
         }
         Ok(row)
+    }
+
+    /// Binary format (CopyReadBinaryData and friends in copyfromparse.c):
+    /// the file header, then tuples of an int16 field count and, per
+    /// field, an int32 length (-1 for NULL) and the type's send format,
+    /// then an int16 -1. Data arrives in chunks of any size: what is not
+    /// complete yet waits in `pending`. At the end of the data (`eof`)
+    /// what is still incomplete fails as PostgreSQL reports a short read;
+    /// a partial field count there ends the data as the trailer does.
+    fn feed_binary(&mut self, s: &SqlSession, data: &[u8], eof: bool) -> PgResult<()> {
+        let mut buf = std::mem::take(&mut self.pending);
+        buf.extend_from_slice(data);
+        let mut pos = 0;
+        let r = self.parse_binary(s, &buf, &mut pos, eof);
+        buf.drain(..pos);
+        self.pending = buf;
+        r
+    }
+
+    fn parse_binary(&mut self, s: &SqlSession, buf: &[u8], pos: &mut usize, eof: bool) -> PgResult<()> {
+        if !self.binary_header_read {
+            match binary_header(&buf[*pos..], eof)? {
+                Some(len) => {
+                    *pos += len;
+                    self.binary_header_read = true;
+                    if let Some(e) = self.deferred_error.take() {
+                        return Err(e);
+                    }
+                }
+                None => return Ok(()),
+            }
+        }
+        loop {
+            if self.binary_trailer_seen {
+                if *pos < buf.len() {
+                    return Err(PgError::new(sqlstate::BAD_COPY_FILE_FORMAT, "received copy data after EOF marker")
+                        .with_context(self.context(self.line_no)));
+                }
+                return Ok(());
+            }
+            let rest = &buf[*pos..];
+            if rest.len() < 2 {
+                // A field count cut short at the end is the end of the data.
+                return Ok(());
+            }
+            let line = self.line_no + 1;
+            let count = i16::from_be_bytes([rest[0], rest[1]]);
+            if count == -1 {
+                self.line_no = line;
+                self.binary_trailer_seen = true;
+                *pos += 2;
+                continue;
+            }
+            if count as i64 != self.columns.len() as i64 {
+                return Err(PgError::new(
+                    sqlstate::BAD_COPY_FILE_FORMAT,
+                    format!("row field count is {count}, expected {}", self.columns.len()),
+                )
+                .with_context(self.context(line)));
+            }
+            // Convert only a complete tuple (unless the data ended or the
+            // tuple is malformed: then converting in order finds the
+            // error PostgreSQL reports first).
+            let len = match binary_tuple_len(rest, self.columns.len()) {
+                TupleLen::Complete(n) => Some(n),
+                TupleLen::Incomplete if !eof => return Ok(()),
+                _ => None,
+            };
+            let row = self.binary_row(s, rest, line)?;
+            let Some(len) = len else {
+                return Err(PgError::internal("binary COPY tuple neither complete nor failing"));
+            };
+            *pos += len;
+            self.line_no = line;
+            self.batch.push(row);
+            self.batch_lines.push(line);
+            if self.batch.len() >= BATCH_ROWS {
+                self.flush(s)?;
+            }
+        }
+    }
+
+    /// One tuple's fields (after its field count), each converted by its
+    /// column type's receive function, in order, failing as
+    /// CopyReadBinaryAttribute does.
+    fn binary_row(&mut self, s: &SqlSession, tuple: &[u8], line: u64) -> PgResult<Vec<Datum>> {
+        let mut row = vec![Datum::Null; self.defaults.len()];
+        let mut at = 2;
+        for f in 0..self.columns.len() {
+            let ctx = || format!("COPY {}, line {}, column {}", self.rel.name, line, self.names[f]);
+            let eof = || PgError::new(sqlstate::BAD_COPY_FILE_FORMAT, "unexpected EOF in COPY data").with_context(ctx());
+            let size = tuple.get(at..at + 4).ok_or_else(eof)?;
+            let size = i32::from_be_bytes([size[0], size[1], size[2], size[3]]);
+            at += 4;
+            if size == -1 {
+                continue;
+            }
+            if size < 0 {
+                return Err(PgError::new(sqlstate::BAD_COPY_FILE_FORMAT, "invalid field size").with_context(ctx()));
+            }
+            let bytes = tuple.get(at..at + size as usize).ok_or_else(eof)?;
+            at += size as usize;
+            row[self.columns[f]] = io::parse_binary(bytes, self.types[f]).map_err(|e| e.with_context(ctx()))?;
+        }
+        self.fill_defaults(s, row)
     }
 
     /// Writes the batched rows.
@@ -844,7 +986,9 @@ impl CopyFrom {
     /// line (which may lack its newline), the last batch, the foreign key
     /// checks. Returns the number of rows copied.
     pub fn finish(&mut self, s: &SqlSession) -> PgResult<u64> {
-        if !self.ended && !self.pending.is_empty() {
+        if self.opts.format == Format::Binary {
+            self.feed_binary(s, &[], true)?;
+        } else if !self.ended && !self.pending.is_empty() {
             let mut rest = std::mem::take(&mut self.pending);
             if self.opts.format == Format::Csv && self.line_end(&rest).is_none() && csv_unterminated(&rest, self.opts.quote, self.opts.escape) {
                 self.line_no += 1;
@@ -860,6 +1004,75 @@ impl CopyFrom {
         self.check_foreign_keys(s)?;
         Ok(self.rows)
     }
+}
+
+/// The binary COPY signature: "PGCOPY\n\377\r\n\0".
+const BINARY_SIGNATURE: &[u8; 11] = b"PGCOPY\n\xff\r\n\0";
+
+fn bad_header(message: &str) -> PgError {
+    PgError::new(sqlstate::BAD_COPY_FILE_FORMAT, message)
+}
+
+/// ReceiveCopyBinaryHeader: the signature, the flags (bit 16, WITH OIDS,
+/// and the other high bits are critical; the low ones are ignored) and a
+/// header extension to skip. Returns the header's length once it is
+/// complete, None while more data is needed.
+fn binary_header(buf: &[u8], eof: bool) -> PgResult<Option<usize>> {
+    let word = |at: usize| buf.get(at..at + 4).map(|b| i32::from_be_bytes([b[0], b[1], b[2], b[3]]));
+    let short = |what: &str| if eof { Err(bad_header(what)) } else { Ok(None) };
+    if buf.len() < 11 {
+        return short("COPY file signature not recognized");
+    }
+    if &buf[..11] != BINARY_SIGNATURE {
+        return Err(bad_header("COPY file signature not recognized"));
+    }
+    let Some(flags) = word(11) else { return short("invalid COPY file header (missing flags)") };
+    if flags & (1 << 16) != 0 {
+        return Err(bad_header("invalid COPY file header (WITH OIDS)"));
+    }
+    if (flags & !(1 << 16)) >> 16 != 0 {
+        return Err(bad_header("unrecognized critical flags in COPY file header"));
+    }
+    let Some(ext) = word(15) else { return short("invalid COPY file header (missing length)") };
+    if ext < 0 {
+        return Err(bad_header("invalid COPY file header (missing length)"));
+    }
+    let len = 19 + ext as usize;
+    if buf.len() < len {
+        return short("invalid COPY file header (wrong length)");
+    }
+    Ok(Some(len))
+}
+
+enum TupleLen {
+    /// The whole tuple is there, this many bytes with its field count.
+    Complete(usize),
+    /// More data is needed.
+    Incomplete,
+    /// A field has an invalid size.
+    Invalid,
+}
+
+/// The length of the binary tuple at the start of `buf` (its field count
+/// already checked), reading only the field sizes.
+fn binary_tuple_len(buf: &[u8], fields: usize) -> TupleLen {
+    let mut at = 2;
+    for _ in 0..fields {
+        let Some(b) = buf.get(at..at + 4) else { return TupleLen::Incomplete };
+        let size = i32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+        at += 4;
+        if size == -1 {
+            continue;
+        }
+        if size < 0 {
+            return TupleLen::Invalid;
+        }
+        at += size as usize;
+        if at > buf.len() {
+            return TupleLen::Incomplete;
+        }
+    }
+    TupleLen::Complete(at)
 }
 
 fn hex_val(b: u8) -> u8 {
@@ -902,6 +1115,8 @@ pub struct CopyTo {
     header: Option<Vec<u8>>,
     pending: std::collections::VecDeque<Vec<u8>>,
     done: bool,
+    /// Binary format: the trailer went out.
+    trailer_sent: bool,
     pub rows: u64,
 }
 
@@ -947,8 +1162,15 @@ impl CopyTo {
             return Err(PgError::new(sqlstate::FEATURE_NOT_SUPPORTED, "COPY FREEZE cannot be used with COPY TO"));
         }
         let run = s.start_query(plan, Vec::new())?;
-        let mut to = CopyTo { run: Some(run), opts, types, header: None, pending: Default::default(), done: false, rows: 0 };
-        if to.opts.header == Header::Yes {
+        let mut to = CopyTo { run: Some(run), opts, types, header: None, pending: Default::default(), done: false, trailer_sent: false, rows: 0 };
+        if to.opts.format == Format::Binary {
+            // The file header: signature, flags, no header extension. As
+            // CopyTo sends it, it goes out with the first row (or the trailer).
+            let mut h = BINARY_SIGNATURE.to_vec();
+            h.extend_from_slice(&0i32.to_be_bytes());
+            h.extend_from_slice(&0i32.to_be_bytes());
+            to.header = Some(h);
+        } else if to.opts.header == Header::Yes {
             let fields: Vec<Option<String>> = names.into_iter().map(Some).collect();
             to.header = Some(to.format_line(&fields, true));
         }
@@ -960,8 +1182,18 @@ impl CopyTo {
         self.types.len()
     }
 
-    /// The next line of output (with its newline), or None at the end.
+    /// Whether the output is in the binary format (CopyOutResponse's format codes).
+    pub fn is_binary(&self) -> bool {
+        self.opts.format == Format::Binary
+    }
+
+    /// The next line of output (with its newline), or None at the end;
+    /// in the binary format, the next tuple (the first one after the
+    /// file header, the trailer last).
     pub fn next_line(&mut self, s: &SqlSession) -> PgResult<Option<Vec<u8>>> {
+        if self.opts.format == Format::Binary {
+            return self.next_binary(s);
+        }
         if let Some(h) = self.header.take() {
             return Ok(Some(h));
         }
@@ -986,6 +1218,54 @@ impl CopyTo {
         self.done = finished;
         self.run = Some(run);
         Ok(self.pending.pop_front())
+    }
+
+    fn next_binary(&mut self, s: &SqlSession) -> PgResult<Option<Vec<u8>>> {
+        while self.pending.is_empty() && !self.done {
+            self.fetch_binary(s)?;
+        }
+        let mut out = match self.pending.pop_front() {
+            Some(tuple) => tuple,
+            None if self.trailer_sent => return Ok(None),
+            None => {
+                self.trailer_sent = true;
+                (-1i16).to_be_bytes().to_vec()
+            }
+        };
+        if let Some(mut h) = self.header.take() {
+            h.append(&mut out);
+            out = h;
+        }
+        Ok(Some(out))
+    }
+
+    /// The next rows of the query, each as a binary tuple (CopyOneRowTo):
+    /// the field count, then each field's length (-1 for NULL) and its
+    /// type's send format.
+    fn fetch_binary(&mut self, s: &SqlSession) -> PgResult<()> {
+        let mut run = self.run.take().ok_or_else(|| PgError::internal("COPY TO already failed"))?;
+        let mut tuples = std::collections::VecDeque::new();
+        let types = self.types.clone();
+        let finished = run.fetch(s, 1000, &mut |row| {
+            let mut t = Vec::new();
+            t.extend_from_slice(&(types.len() as i16).to_be_bytes());
+            for (d, &ty) in row.iter().zip(&types) {
+                if d.is_null() {
+                    t.extend_from_slice(&(-1i32).to_be_bytes());
+                } else {
+                    let b = io::format_binary(d, ty);
+                    t.extend_from_slice(&(b.len() as i32).to_be_bytes());
+                    t.extend_from_slice(&b);
+                }
+            }
+            tuples.push_back(t);
+            Ok(())
+        })?;
+        self.rows += tuples.len() as u64;
+        self.pending = tuples;
+        self.done = finished;
+        self.run = Some(run);
+        Ok(())
     }
 
     fn format_line(&self, fields: &[Option<String>], header: bool) -> Vec<u8> {

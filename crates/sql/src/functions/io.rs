@@ -58,7 +58,14 @@ pub fn write_text(buf: &mut Vec<u8>, d: &Datum, ty: Oid, settings: &Settings) {
         Datum::Oid(v) => match ty {
             oid::REGTYPE => buf.extend_from_slice(regtype_name(*v).as_bytes()),
             oid::REGPROC | oid::REGPROCEDURE => match builtins().proc(*v) {
-                Some(p) => buf.extend_from_slice(p.name.as_bytes()),
+                Some(p) => {
+                    // information_schema's functions are qualified unless
+                    // that schema is on the search path.
+                    if p.namespace == crate::catalog::INFORMATION_SCHEMA_NAMESPACE && !settings.search_path.iter().any(|s| s == "information_schema") {
+                        buf.extend_from_slice(b"information_schema.");
+                    }
+                    buf.extend_from_slice(p.name.as_bytes())
+                }
                 None => {
                     let _ = write!(buf, "{v}");
                 }
@@ -458,20 +465,48 @@ pub fn format_binary(d: &Datum, ty: Oid) -> Vec<u8> {
     }
 }
 
+/// A fixed-size value: fewer bytes fail as pq_getmsgint/pq_getmsgbytes
+/// do, more as the callers of a receive function (exec_bind_message,
+/// CopyReadBinaryAttribute) do when it leaves bytes unread.
 fn exact<const N: usize>(b: &[u8]) -> PgResult<[u8; N]> {
+    if b.len() < N {
+        return Err(PgError::new(sqlstate::PROTOCOL_VIOLATION, "insufficient data left in message"));
+    }
     b.try_into().map_err(|_| PgError::new(sqlstate::INVALID_BINARY_REPRESENTATION, "incorrect binary data format"))
+}
+
+/// A one-byte value (boolrecv, charrecv read it with pq_getmsgbyte).
+fn one_byte(b: &[u8]) -> PgResult<u8> {
+    match b {
+        [] => Err(PgError::new(sqlstate::PROTOCOL_VIOLATION, "no data left in message")),
+        [v] => Ok(*v),
+        _ => Err(PgError::new(sqlstate::INVALID_BINARY_REPRESENTATION, "incorrect binary data format")),
+    }
+}
+
+/// pq_getmsgtext's encoding check: report_invalid_encoding shows the bytes
+/// of the first bad character (as many as its lead byte announces).
+fn recv_utf8(b: &[u8]) -> PgResult<String> {
+    std::str::from_utf8(b).map(str::to_string).map_err(|e| {
+        let bad = &b[e.valid_up_to()..];
+        let lead = bad.first().copied().unwrap_or(0);
+        let mblen = match lead {
+            l if l & 0x80 == 0 => 1,
+            l if l & 0xe0 == 0xc0 => 2,
+            l if l & 0xf0 == 0xe0 => 3,
+            l if l & 0xf8 == 0xf0 => 4,
+            _ => 1,
+        };
+        let shown: Vec<String> = bad[..mblen.min(bad.len())].iter().map(|c| format!("0x{c:02x}")).collect();
+        PgError::new(sqlstate::CHARACTER_NOT_IN_REPERTOIRE, format!("invalid byte sequence for encoding \"UTF8\": {}", shown.join(" ")))
+    })
 }
 
 /// Decodes a binary parameter of type `ty` (the type's recv function).
 pub fn parse_binary(b: &[u8], ty: SqlType) -> PgResult<Datum> {
     let t = ty.oid;
-    let utf8 = |b: &[u8]| -> PgResult<String> {
-        std::str::from_utf8(b)
-            .map(str::to_string)
-            .map_err(|_| PgError::new(sqlstate::CHARACTER_NOT_IN_REPERTOIRE, "invalid byte sequence for encoding \"UTF8\""))
-    };
     Ok(match t {
-        oid::BOOL => Datum::Bool(exact::<1>(b)?[0] != 0),
+        oid::BOOL => Datum::Bool(one_byte(b)? != 0),
         oid::INT2 => Datum::Int2(i16::from_be_bytes(exact(b)?)),
         oid::INT4 => Datum::Int4(i32::from_be_bytes(exact(b)?)),
         oid::INT8 => Datum::Int8(i64::from_be_bytes(exact(b)?)),
@@ -482,21 +517,21 @@ pub fn parse_binary(b: &[u8], ty: SqlType) -> PgResult<Datum> {
             let n = Numeric::from_binary(b)?;
             Datum::numeric(if ty.typmod >= 0 { n.apply_typmod(ty.typmod)? } else { n })
         }
-        oid::TEXT | oid::NAME | oid::UNKNOWN => Datum::from_string(utf8(b)?),
-        oid::VARCHAR | oid::BPCHAR => Datum::from_string(apply_char_typmod(&utf8(b)?, t, ty.typmod, false)?),
+        oid::TEXT | oid::NAME | oid::UNKNOWN => Datum::from_string(recv_utf8(b)?),
+        oid::VARCHAR | oid::BPCHAR => Datum::from_string(apply_char_typmod(&recv_utf8(b)?, t, ty.typmod, false)?),
         oid::JSON => {
-            let s = utf8(b)?;
+            let s = recv_utf8(b)?;
             super::json::json_validate(&s)?;
             Datum::Json(Arc::from(s))
         }
         oid::JSONB => match b.split_first() {
             // jsonb_recv: a version byte (1), then the text.
-            Some((1, text)) => Datum::Json(Arc::from(super::json::jsonb_canonical(&utf8(text)?)?)),
+            Some((1, text)) => Datum::Json(Arc::from(super::json::jsonb_canonical(&recv_utf8(text)?)?)),
             Some((v, _)) => return Err(PgError::new(sqlstate::INVALID_BINARY_REPRESENTATION, format!("unsupported jsonb version number {v}"))),
-            None => return Err(PgError::new(sqlstate::INVALID_BINARY_REPRESENTATION, "insufficient data left in message")),
+            None => return Err(PgError::new(sqlstate::PROTOCOL_VIOLATION, "insufficient data left in message")),
         },
         oid::BYTEA => Datum::bytea(b.to_vec()),
-        oid::CHAR => Datum::Char(b.first().copied().unwrap_or(0)),
+        oid::CHAR => Datum::Char(one_byte(b)?),
         oid::UUID => Datum::Uuid(exact(b)?),
         oid::DATE => Datum::Date(dt::date_recv(b)?),
         oid::TIME => Datum::Time(dt::time_recv(b, ty.typmod)?),
@@ -515,7 +550,7 @@ pub fn parse_binary(b: &[u8], ty: SqlType) -> PgResult<Datum> {
             let rd = |b: &[u8], at: usize| -> PgResult<i32> {
                 b.get(at..at + 4)
                     .map(|x| i32::from_be_bytes(x.try_into().expect("4 bytes")))
-                    .ok_or_else(|| PgError::new(sqlstate::INVALID_BINARY_REPRESENTATION, "insufficient data left in message"))
+                    .ok_or_else(|| PgError::new(sqlstate::PROTOCOL_VIOLATION, "insufficient data left in message"))
             };
             let ndim = rd(b, 0)?;
             if ndim < 0 {
@@ -523,6 +558,21 @@ pub fn parse_binary(b: &[u8], ty: SqlType) -> PgResult<Datum> {
             }
             if ndim as usize > tusk_types::array::MAX_DIMS {
                 return Err(tusk_types::array::too_many_dims(ndim as usize));
+            }
+            let flags = rd(b, 4)?;
+            if flags != 0 && flags != 1 {
+                return Err(PgError::new(sqlstate::INVALID_BINARY_REPRESENTATION, "invalid array flags"));
+            }
+            // array_recv complains of another element type only when both
+            // are built-in (their OIDs are stable); else it reads `elem`.
+            let given = rd(b, 8)? as u32;
+            const FIRST_GENBKI_OBJECT_ID: u32 = 10000;
+            if given != elem && given < FIRST_GENBKI_OBJECT_ID && elem < FIRST_GENBKI_OBJECT_ID {
+                let name = |t: Oid| if builtins().type_info(t).is_some() { type_display(t) } else { "???".to_string() };
+                return Err(PgError::new(
+                    sqlstate::DATATYPE_MISMATCH,
+                    format!("binary data has array element type {given} ({}) instead of expected {elem} ({})", name(given), name(elem)),
+                ));
             }
             let mut pos = 12;
             let mut dims = Vec::new();

@@ -50,8 +50,7 @@ pub fn date_out(date: i32, settings: &DateTimeSettings) -> String {
 
 /// date_recv: a big-endian int32 day count.
 pub fn date_recv(buf: &[u8]) -> PgResult<i32> {
-    let bytes: [u8; 4] =
-        buf.try_into().map_err(|_| pg_err!(INVALID_BINARY_REPRESENTATION, "insufficient data left in message"))?;
+    let bytes: [u8; 4] = super::recv_bytes(buf)?;
     let date = i32::from_be_bytes(bytes);
     if date_is_finite(date) && !is_valid_date(date) {
         return Err(date_out_of_range());

@@ -254,9 +254,7 @@ pub fn apply_interval_typmod(iv: Interval, typmod: i32) -> PgResult<Interval> {
 
 /// interval_recv: int64 microseconds, int32 days, int32 months.
 pub fn interval_recv(buf: &[u8]) -> PgResult<Interval> {
-    if buf.len() != 16 {
-        return Err(pg_err!(INVALID_BINARY_REPRESENTATION, "insufficient data left in message"));
-    }
+    let buf: [u8; 16] = super::recv_bytes(buf)?;
     let micros = i64::from_be_bytes(buf[0..8].try_into().unwrap());
     let days = i32::from_be_bytes(buf[8..12].try_into().unwrap());
     let months = i32::from_be_bytes(buf[12..16].try_into().unwrap());

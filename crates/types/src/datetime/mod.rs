@@ -57,4 +57,14 @@ pub use timestamp::*;
 pub use timezone::*;
 
 pub use encode::{encode_interval, format_tz_offset};
+
+/// The fixed-size binary form of a date/time type: too few bytes fail as
+/// pq_getmsgint/pq_getmsgint64 do, too many as the receive function's
+/// caller does when bytes are left unread.
+pub(crate) fn recv_bytes<const N: usize>(buf: &[u8]) -> crate::error::PgResult<[u8; N]> {
+    if buf.len() < N {
+        return Err(crate::pg_err!(PROTOCOL_VIOLATION, "insufficient data left in message"));
+    }
+    buf.try_into().map_err(|_| crate::pg_err!(INVALID_BINARY_REPRESENTATION, "incorrect binary data format"))
+}
 pub use parse::{decode_units, DateTimeUnit};

@@ -76,13 +76,9 @@ pub fn time_out(time: i64) -> String {
     encode_time_only(&Tm { hour, min, sec, fsec, ..Tm::default() }, None)
 }
 
-fn binary_len_error() -> PgError {
-    pg_err!(INVALID_BINARY_REPRESENTATION, "insufficient data left in message")
-}
-
 /// time_recv: a big-endian int64 of microseconds.
 pub fn time_recv(buf: &[u8], typmod: i32) -> PgResult<i64> {
-    let bytes: [u8; 8] = buf.try_into().map_err(|_| binary_len_error())?;
+    let bytes: [u8; 8] = super::recv_bytes(buf)?;
     let t = i64::from_be_bytes(bytes);
     if !(0..=USECS_PER_DAY).contains(&t) {
         return Err(pg_err!(DATETIME_FIELD_OVERFLOW, "time out of range"));
@@ -112,9 +108,7 @@ pub fn timetz_out(t: TimeTz) -> String {
 
 /// timetz_recv: int64 microseconds and int32 zone (seconds west).
 pub fn timetz_recv(buf: &[u8], typmod: i32) -> PgResult<TimeTz> {
-    if buf.len() != 12 {
-        return Err(binary_len_error());
-    }
+    let buf: [u8; 12] = super::recv_bytes(buf)?;
     let time = i64::from_be_bytes(buf[0..8].try_into().unwrap());
     if !(0..=USECS_PER_DAY).contains(&time) {
         return Err(pg_err!(DATETIME_FIELD_OVERFLOW, "time out of range"));

@@ -128,8 +128,7 @@ pub fn timestamptz_out_in_zone(ts: i64, settings: &DateTimeSettings, zone: &Time
 
 /// timestamp_recv / timestamptz_recv: a big-endian int64.
 pub fn timestamp_recv(buf: &[u8], typmod: i32) -> PgResult<i64> {
-    let bytes: [u8; 8] =
-        buf.try_into().map_err(|_| pg_err!(INVALID_BINARY_REPRESENTATION, "insufficient data left in message"))?;
+    let bytes: [u8; 8] = super::recv_bytes(buf)?;
     let ts = i64::from_be_bytes(bytes);
     if timestamp_is_finite(ts) && !is_valid_timestamp(ts) {
         return Err(timestamp_out_of_range());
