@@ -156,6 +156,9 @@ fn parse_error(message: String, funcname: &str) -> PgError {
         sqlstate::NUMERIC_VALUE_OUT_OF_RANGE
     } else if message.starts_with("unsafe use of string constant with Unicode escapes") {
         sqlstate::FEATURE_NOT_SUPPORTED
+    } else if message.contains(" constraints cannot be marked ") {
+        // processCASbits: UNIQUE ... NOT VALID, CHECK ... DEFERRABLE, ...
+        sqlstate::FEATURE_NOT_SUPPORTED
     } else if message.starts_with("UNENCRYPTED PASSWORD is no longer supported") {
         return PgError::new(sqlstate::FEATURE_NOT_SUPPORTED, message)
             .with_hint("Remove UNENCRYPTED to store the password in encrypted form instead.");

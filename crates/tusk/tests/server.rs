@@ -492,3 +492,98 @@ async fn pg_stat_activity_lists_sessions_with_state_and_query() {
     let n: i64 = a.query_one("SELECT count(*) FROM pg_stat_activity WHERE pid = $1", &[&a_pid]).await.unwrap().get(0);
     assert_eq!(n, 1);
 }
+
+#[tokio::test]
+async fn deferred_unique_check_failing_at_commit_leaves_nothing_behind() {
+    let mut server = TestServer::start();
+    {
+        let c = server.connect("postgres").await;
+        c.batch_execute(
+            "CREATE TABLE du (id int PRIMARY KEY DEFERRABLE INITIALLY DEFERRED, v text UNIQUE, w int);
+             CREATE INDEX du_w ON du (w);
+             INSERT INTO du VALUES (1, 'a', 10), (2, 'b', 20)",
+        )
+        .await
+        .unwrap();
+        // Duplicates live until COMMIT, which checks them and rolls back.
+        c.batch_execute("BEGIN; INSERT INTO du VALUES (3, 'c', 30), (1, 'dup', 40); UPDATE du SET w = 50 WHERE id = 2").await.unwrap();
+        let n: i64 = c.query_one("SELECT count(*) FROM du WHERE id = 1", &[]).await.unwrap().get(0);
+        assert_eq!(n, 2);
+        let e = c.batch_execute("COMMIT").await.unwrap_err();
+        assert_eq!(code(&e), "23505");
+        let db = e.as_db_error().expect("a server error");
+        assert_eq!(db.message(), "duplicate key value violates unique constraint \"du_pkey\"");
+        assert_eq!(db.detail(), Some("Key (id)=(1) already exists."));
+        assert_eq!(db.constraint(), Some("du_pkey"));
+        // The session is out of the transaction block, and nothing of it stayed.
+        let rows = c.query("SELECT id, v, w FROM du ORDER BY id", &[]).await.unwrap();
+        let got: Vec<(i32, String, i32)> = rows.iter().map(|r| (r.get(0), r.get(1), r.get(2))).collect();
+        assert_eq!(got, vec![(1, "a".to_string(), 10), (2, "b".to_string(), 20)]);
+        for (q, want) in [("SELECT count(*) FROM du WHERE v = 'c'", 0i64), ("SELECT count(*) FROM du WHERE w = 40", 0), ("SELECT count(*) FROM du WHERE w = 20", 1)] {
+            let n: i64 = c.query_one(q, &[]).await.unwrap().get(0);
+            assert_eq!(n, want, "{q}");
+        }
+        // The same keys go in cleanly afterwards (no stale index entries).
+        c.batch_execute("INSERT INTO du VALUES (3, 'c', 30)").await.unwrap();
+        // An autocommit statement is checked at its implicit commit.
+        let e = c.batch_execute("INSERT INTO du VALUES (3, 'c2', 31)").await.unwrap_err();
+        assert_eq!(code(&e), "23505");
+        server.kill();
+    }
+    server.restart().expect("restart after kill -9");
+    let c = server.connect("postgres").await;
+    let n: i64 = c.query_one("SELECT count(*) FROM du", &[]).await.unwrap().get(0);
+    assert_eq!(n, 3);
+    let n: i64 = c.query_one("SELECT count(*) FROM du WHERE id = 3", &[]).await.unwrap().get(0);
+    assert_eq!(n, 1);
+}
+
+#[tokio::test]
+async fn concurrent_deferrable_unique_keys_admit_one_transaction() {
+    let server = TestServer::start();
+    let a = server.connect("postgres").await;
+    let b = server.connect("postgres").await;
+    a.batch_execute("CREATE TABLE dk (id int UNIQUE DEFERRABLE INITIALLY DEFERRED, v text)").await.unwrap();
+    // Deferred in both: the second COMMIT sees the first one's key.
+    a.batch_execute("BEGIN; INSERT INTO dk VALUES (1, 'a')").await.unwrap();
+    b.batch_execute("BEGIN; INSERT INTO dk VALUES (1, 'b')").await.unwrap();
+    a.batch_execute("COMMIT").await.unwrap();
+    let e = b.batch_execute("COMMIT").await.unwrap_err();
+    assert_eq!(code(&e), "23505");
+    // Immediate: the second statement's check waits for the first
+    // transaction, then fails if it committed...
+    a.batch_execute("BEGIN; SET CONSTRAINTS ALL IMMEDIATE; INSERT INTO dk VALUES (2, 'a')").await.unwrap();
+    let waiter = tokio::spawn(async move {
+        let r = b.batch_execute("INSERT INTO dk VALUES (2, 'b')").await;
+        (b, r)
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!waiter.is_finished(), "the second check must wait for the first transaction");
+    a.batch_execute("COMMIT").await.unwrap();
+    let (b, r) = waiter.await.unwrap();
+    assert_eq!(code(&r.unwrap_err()), "23505");
+    // ... and succeeds if it rolled back, or if it freed the key.
+    a.batch_execute("BEGIN; INSERT INTO dk VALUES (3, 'a'); SET CONSTRAINTS ALL IMMEDIATE").await.unwrap();
+    let waiter = tokio::spawn(async move {
+        let r = b.batch_execute("INSERT INTO dk VALUES (3, 'b')").await;
+        (b, r)
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!waiter.is_finished(), "the second check must wait for the first transaction");
+    a.batch_execute("ROLLBACK").await.unwrap();
+    let (b, r) = waiter.await.unwrap();
+    r.unwrap();
+    a.batch_execute("BEGIN; DELETE FROM dk WHERE id = 1").await.unwrap();
+    let waiter = tokio::spawn(async move {
+        let r = b.batch_execute("INSERT INTO dk VALUES (1, 'b')").await;
+        (b, r)
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!waiter.is_finished(), "the check must wait for the transaction freeing the key");
+    a.batch_execute("COMMIT").await.unwrap();
+    let (b, r) = waiter.await.unwrap();
+    r.unwrap();
+    let rows = b.query("SELECT id, v FROM dk ORDER BY id", &[]).await.unwrap();
+    let got: Vec<(i32, String)> = rows.iter().map(|r| (r.get(0), r.get(1))).collect();
+    assert_eq!(got, vec![(1, "b".to_string()), (2, "a".to_string()), (3, "b".to_string())]);
+}

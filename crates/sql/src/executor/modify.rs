@@ -23,7 +23,7 @@ use super::{ExecCx, Node, Row};
 use crate::catalog::{ConstraintKind, FkAction, Relation};
 use crate::expr::Expr;
 use crate::plan::{ModifyKind, OnConflictPlan};
-use crate::functions::DeferredFkCheck;
+use crate::functions::DeferredCheck;
 
 /// Rows written, for the command tag.
 #[derive(Clone, Copy, Debug, Default)]
@@ -55,6 +55,15 @@ struct FkIn {
     on_update: FkAction,
 }
 
+/// A DEFERRABLE unique or primary key constraint: its index's keys are
+/// checked at the end of the statement, or at commit when deferred.
+struct DeferrableUnique {
+    constraint: u32,
+    initially_deferred: bool,
+    /// Position of its index in `TableAccess::indexes`.
+    index: usize,
+}
+
 /// Everything needed to write rows of one relation.
 struct RelInfo {
     table: TableAccess,
@@ -62,6 +71,7 @@ struct RelInfo {
     not_null: Vec<usize>,
     fks_out: Vec<FkOut>,
     fks_in: Vec<FkIn>,
+    deferrable_uniques: Vec<DeferrableUnique>,
     /// Column defaults, for SET DEFAULT actions (compiled lazily).
     defaults: Option<Vec<Expr>>,
     /// New rows go around the transaction (`TableAccess::bulk_eligible`).
@@ -77,8 +87,14 @@ fn rel_info(rel: Arc<Relation>, cx: &ExecCx) -> PgResult<RelInfo> {
     let table = TableAccess::new(rel.clone(), cx.catalog, &mut compile)?;
     let mut checks = Vec::new();
     let mut fks_out = Vec::new();
+    let mut deferrable_uniques = Vec::new();
     for c in &rel.constraints {
         match c.kind {
+            ConstraintKind::PrimaryKey | ConstraintKind::Unique if c.deferrable => {
+                if let Some(index) = table.indexes.iter().position(|i| i.rel.oid == c.index && i.deferrable) {
+                    deferrable_uniques.push(DeferrableUnique { constraint: c.oid, initially_deferred: c.deferred, index });
+                }
+            }
             ConstraintKind::Check => {
                 if let Some(text) = &c.check {
                     checks.push((c.name.clone(), compile(&rel, text)?));
@@ -120,7 +136,7 @@ fn rel_info(rel: Arc<Relation>, cx: &ExecCx) -> PgResult<RelInfo> {
     checks.sort_by(|a, b| a.0.cmp(&b.0));
     let not_null = rel.live_columns().enumerate().filter(|(_, (_, c))| c.not_null).map(|(i, _)| i).collect();
     let bulk = table.bulk_eligible(cx);
-    Ok(RelInfo { table, checks, not_null, fks_out, fks_in, defaults: None, bulk })
+    Ok(RelInfo { table, checks, not_null, fks_out, fks_in, deferrable_uniques, defaults: None, bulk })
 }
 
 /// Text of a row for "Failing row contains (...)".
@@ -181,18 +197,28 @@ impl FkOut {
     }
 }
 
-/// Runs a deferred foreign key check at the end of its transaction (or at
-/// SET CONSTRAINTS ... IMMEDIATE), against the rows as they are then.
+/// Runs deferred constraint checks at the end of their transaction (or at
+/// SET CONSTRAINTS ... IMMEDIATE), in order, against the rows as they are
+/// then; the first violation fails.
 ///
 /// A referencing row is checked as it is now if it still exists: a row
 /// deleted since needs nothing, and one updated since was queued again by
 /// that update (PostgreSQL's deferred RI trigger likewise skips a tuple
 /// that is no longer live). A removed referenced key is fine if a row has
-/// that key again (ri_Check_Pk_Match) or nothing references it.
-pub fn check_deferred_foreign_key(check: &DeferredFkCheck, cx: &ExecCx) -> PgResult<()> {
-    let mut writer = Writer { infos: HashMap::new(), fk_checks: Vec::new(), bulk: None };
+/// that key again (ri_Check_Pk_Match) or nothing references it. A unique
+/// key must be held by one row at most.
+pub fn check_deferred(checks: &[DeferredCheck], cx: &ExecCx) -> PgResult<()> {
+    let mut writer = Writer { infos: HashMap::new(), fk_checks: Vec::new(), unique_checks: Vec::new(), bulk: None };
+    for check in checks {
+        cx.check()?;
+        check_deferred_one(&mut writer, check, cx)?;
+    }
+    Ok(())
+}
+
+fn check_deferred_one(writer: &mut Writer, check: &DeferredCheck, cx: &ExecCx) -> PgResult<()> {
     match check {
-        DeferredFkCheck::Reference { constraint, table, row_key } => {
+        DeferredCheck::Reference { constraint, table, row_key } => {
             // The table or the constraint may have been dropped since.
             if cx.catalog.relation(*table).is_none() {
                 return Ok(());
@@ -206,7 +232,7 @@ pub fn check_deferred_foreign_key(check: &DeferredFkCheck, cx: &ExecCx) -> PgRes
             };
             writer.check_fk_out(&info, fk, &row, None, cx)
         }
-        DeferredFkCheck::Referenced { constraint, table, key } => {
+        DeferredCheck::Referenced { constraint, table, key } => {
             if cx.catalog.relation(*table).is_none() {
                 return Ok(());
             }
@@ -223,6 +249,16 @@ pub fn check_deferred_foreign_key(check: &DeferredFkCheck, cx: &ExecCx) -> PgRes
             }
             Err(key_still_referenced(&info, &child, fk, key, cx))
         }
+        DeferredCheck::Unique { table, index, key, .. } => {
+            if cx.catalog.relation(*table).is_none() {
+                return Ok(());
+            }
+            let info = writer.info(*table, cx)?;
+            let Some(i) = info.table.indexes.iter().position(|ix| ix.rel.oid == *index && ix.deferrable) else {
+                return Ok(());
+            };
+            info.table.check_deferrable_unique(i, key, cx)
+        }
     }
 }
 
@@ -234,6 +270,10 @@ struct Writer {
     /// statement, so a row may reference itself or a row inserted after it
     /// by the same statement): (relation, new row, old row of an update).
     fk_checks: Vec<(Rc<RelInfo>, Row, Option<Row>)>,
+    /// Keys taken in the indexes of deferrable unique constraints that are
+    /// immediate, checked when the statement's writes are done: (relation,
+    /// index position, key).
+    unique_checks: Vec<(Rc<RelInfo>, usize, Vec<u8>)>,
     /// Rows written around the transaction, buffered.
     bulk: Option<tusk_storage::BulkWriter>,
 }
@@ -290,7 +330,7 @@ impl Writer {
                 if old.is_some_and(|old| fk.unchanged(old, row)) {
                     continue;
                 }
-                cx.env.defer_foreign_key_check(DeferredFkCheck::Reference { constraint: fk.oid, table: info.table.rel.oid, row_key: key.to_vec() });
+                cx.env.defer_check(DeferredCheck::Reference { constraint: fk.oid, table: info.table.rel.oid, row_key: key.to_vec() });
             } else {
                 immediate = true;
             }
@@ -298,6 +338,27 @@ impl Writer {
         if immediate {
             self.fk_checks.push((info.clone(), row.to_vec(), old.map(<[Datum]>::to_vec)));
         }
+    }
+
+    /// Queues the check of the keys a written row takes in the indexes of
+    /// deferrable unique constraints (those it already had need none): to
+    /// the end of the statement, or to the commit for deferred constraints.
+    fn defer_unique_checks(&mut self, info: &Rc<RelInfo>, row: &[Datum], old: Option<&[Datum]>, cx: &ExecCx) -> PgResult<()> {
+        for u in &info.deferrable_uniques {
+            let Some(key) = info.table.deferrable_key(u.index, row, cx)? else { continue };
+            if let Some(old) = old {
+                if info.table.deferrable_key(u.index, old, cx)?.as_deref() == Some(&key[..]) {
+                    continue;
+                }
+            }
+            if cx.env.constraint_deferred(u.constraint, u.initially_deferred) {
+                let index = info.table.indexes[u.index].rel.oid;
+                cx.env.defer_check(DeferredCheck::Unique { constraint: u.constraint, table: info.table.rel.oid, index, key });
+            } else {
+                self.unique_checks.push((info.clone(), u.index, key));
+            }
+        }
+        Ok(())
     }
 
     /// Writes buffered bulk rows, making them readable.
@@ -308,10 +369,20 @@ impl Writer {
         }
     }
 
-    /// Runs the queued foreign key checks, at the end of the statement
-    /// (after the statement's bulk-written rows are written, so that they count).
+    /// Runs the checks queued for the end of the statement: keys of
+    /// immediate deferrable unique constraints, then foreign keys (after
+    /// the statement's bulk-written rows are written, so that they count).
     fn run_fk_checks(&mut self, cx: &ExecCx) -> PgResult<()> {
         self.flush_bulk()?;
+        // Immediate deferrable unique keys first: the statement's own
+        // duplicates are resolved by now (a key taken twice is checked once).
+        let mut seen: HashSet<(u32, Vec<u8>)> = HashSet::new();
+        for (info, i, key) in std::mem::take(&mut self.unique_checks) {
+            cx.check()?;
+            if seen.insert((info.table.indexes[i].rel.oid, key.clone())) {
+                info.table.check_deferrable_unique(i, &key, cx)?;
+            }
+        }
         for (info, row, old) in std::mem::take(&mut self.fk_checks) {
             cx.check()?;
             self.check_fks_out(&info, &row, old.as_deref(), cx)?;
@@ -389,7 +460,7 @@ impl Writer {
             }
             let action = if new.is_some() { fk.on_update } else { fk.on_delete };
             if action == FkAction::NoAction && fk.deferrable && cx.env.constraint_deferred(fk.oid, fk.initially_deferred) {
-                cx.env.defer_foreign_key_check(DeferredFkCheck::Referenced { constraint: fk.oid, table: info.table.rel.oid, key: values });
+                cx.env.defer_check(DeferredCheck::Referenced { constraint: fk.oid, table: info.table.rel.oid, key: values });
                 continue;
             }
             match action {
@@ -456,6 +527,7 @@ impl Writer {
             return Err(info.table.unique_violation(i, &vals, cx));
         }
         info.table.insert(row, &key, cx)?;
+        self.defer_unique_checks(info, row, None, cx)?;
         self.defer_fk_check(info, row, None, &key, cx);
         Ok(key)
     }
@@ -477,6 +549,7 @@ impl Writer {
             info.table.update_in_place(old, &new, key, cx)?;
             key.to_vec()
         };
+        self.defer_unique_checks(info, &new, Some(old), cx)?;
         self.defer_fk_check(info, &new, Some(old), &new_key, cx);
         // Referencing rows follow (or block) the key change after the row is written.
         self.fks_in(info, old, Some(&new), cx, depth)?;
@@ -503,7 +576,7 @@ pub struct RowInserter {
 
 impl RowInserter {
     pub fn new(rel: Arc<Relation>, cx: &ExecCx) -> PgResult<RowInserter> {
-        let mut writer = Writer { infos: HashMap::new(), fk_checks: Vec::new(), bulk: None };
+        let mut writer = Writer { infos: HashMap::new(), fk_checks: Vec::new(), unique_checks: Vec::new(), bulk: None };
         let info = writer.info(rel.oid, cx)?;
         Ok(RowInserter { writer, info })
     }
@@ -565,7 +638,7 @@ impl ModifyNode {
             view_checks,
             old_width,
             recheck,
-            writer: Writer { infos: HashMap::new(), fk_checks: Vec::new(), bulk: None },
+            writer: Writer { infos: HashMap::new(), fk_checks: Vec::new(), unique_checks: Vec::new(), bulk: None },
             conflict_updated: HashSet::new(),
             output: Vec::new().into_iter(),
         })
@@ -700,10 +773,24 @@ impl ModifyNode {
             return self.emit(&row, out, cx);
         };
         self.writer.check_row(info, &row, cx)?;
+        // A deferrable unique index cannot tell now whether the row
+        // conflicts (ExecCheckIndexConstraints refuses it as an arbiter).
+        for u in &info.deferrable_uniques {
+            let index = &info.table.indexes[u.index].rel;
+            if oc.arbiter.map_or(true, |a| a == index.oid) {
+                return Err(PgError::new(
+                    sqlstate::OBJECT_NOT_IN_PREREQUISITE_STATE,
+                    "ON CONFLICT does not support deferrable unique constraints/exclusion constraints as arbiters",
+                )
+                .with_table(cx.catalog.namespace_name(info.table.rel.namespace), &info.table.rel.name)
+                .with_constraint(&index.name));
+            }
+        }
         let key = info.table.new_row_key(&row, cx)?;
         match info.table.find_conflict(&row, &key, cx, None)? {
             None => {
                 info.table.insert(&row, &key, cx)?;
+                self.writer.defer_unique_checks(info, &row, None, cx)?;
                 self.writer.defer_fk_check(info, &row, None, &key, cx);
                 self.conflict_updated.insert(key);
                 self.emit(&row, out, cx)

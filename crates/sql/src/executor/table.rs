@@ -8,6 +8,17 @@
 //! Index entry key: `D | index storage id | index key`, plus the row key's
 //! suffix for non-unique indexes and for unique-index keys containing NULL
 //! (which never conflict). Entry value: the full row key.
+//!
+//! The index of a DEFERRABLE unique constraint is checked when the
+//! statement ends or at commit, not as rows are written (`UPDATE t SET id
+//! = id + 1` passes through duplicates): its entries always carry the row
+//! key's suffix, so it can hold several rows of one key for a while, and
+//! the check (`check_deferrable_unique`) reads the entries under a key's
+//! prefix. It locks the bare key (where a non-deferrable index's entry
+//! would be, never written here), as removing an entry does, so that
+//! transactions taking or freeing one key are ordered as they are through
+//! a non-deferrable index's entry. Non-deferrable unique indexes keep one
+//! entry per key, checked and locked as each row is written.
 
 use std::sync::Arc;
 
@@ -35,7 +46,11 @@ pub enum IndexColumn {
 pub struct IndexAccess {
     pub rel: Arc<Relation>,
     pub cols: Vec<IndexColumn>,
+    /// Unique, checked as each row is written (one entry per key).
     pub unique: bool,
+    /// Unique, but checked later (a DEFERRABLE constraint's index, see the
+    /// file's comment); `unique` is false for it.
+    pub deferrable: bool,
     pub nulls_not_distinct: bool,
     pub clustered: bool,
     pub predicate: Option<Expr>,
@@ -115,7 +130,8 @@ impl TableAccess {
             indexes.push(IndexAccess {
                 rel: idx.clone(),
                 cols,
-                unique: info.unique,
+                unique: info.unique && !info.deferrable,
+                deferrable: info.unique && info.deferrable,
                 nulls_not_distinct: info.nulls_not_distinct,
                 clustered: info.clustered,
                 predicate,
@@ -229,6 +245,107 @@ impl TableAccess {
             k.extend_from_slice(&row_key[self.prefix.len()..]);
             (k, false)
         }
+    }
+
+    /// A row leaves `key` of a deferrable unique index: lock the key, so
+    /// that another transaction's check of it waits to see whether the key
+    /// is free (as its insert waits on a non-deferrable index's entry).
+    fn lock_freed_key(&self, idx: &IndexAccess, key: &[u8], has_null: bool, cx: &ExecCx) -> PgResult<()> {
+        if idx.deferrable && (!has_null || idx.nulls_not_distinct) {
+            cx.txn.get_for_update(key)?;
+        }
+        Ok(())
+    }
+
+    /// The key `row` takes in deferrable unique index `i`, without the
+    /// index's storage prefix; None when the row is not in the index or its
+    /// key cannot conflict (has a NULL, NULLS DISTINCT).
+    pub fn deferrable_key(&self, i: usize, row: &[Datum], cx: &ExecCx) -> PgResult<Option<Vec<u8>>> {
+        let idx = &self.indexes[i];
+        debug_assert!(idx.deferrable);
+        if !self.applies(idx, row, cx)? {
+            return Ok(None);
+        }
+        let (k, has_null, _) = self.index_key(idx, row, cx)?;
+        if has_null && !idx.nulls_not_distinct {
+            return Ok(None);
+        }
+        Ok(Some(k[storage_prefix(idx.rel.storage_id).len()..].to_vec()))
+    }
+
+    /// The check of a deferrable unique index's key (`deferrable_key`), at
+    /// the end of a statement or at commit (PostgreSQL's unique_key_recheck):
+    /// at most one row, committed or this transaction's own, may have it.
+    /// The key is locked first, so that a transaction taking the same key
+    /// concurrently is checked after this one commits or rolls back.
+    pub fn check_deferrable_unique(&self, i: usize, key: &[u8], cx: &ExecCx) -> PgResult<()> {
+        let idx = &self.indexes[i];
+        let mut k = storage_prefix(idx.rel.storage_id);
+        k.extend_from_slice(key);
+        cx.txn.get_for_update(&k)?;
+        let entries = cx.txn.scan_latest(&k, &prefix_end(&k), false, 2)?;
+        if entries.len() < 2 {
+            return Ok(());
+        }
+        let vals = self.entry_values(i, &entries, cx)?;
+        Err(self.unique_violation(i, &vals, cx))
+    }
+
+    /// The key values of index `i` of the first of `entries` whose row
+    /// can be read (for a message).
+    fn entry_values(&self, i: usize, entries: &[tusk_storage::KeyValue], cx: &ExecCx) -> PgResult<Vec<Datum>> {
+        for (_, row_key) in entries {
+            if let Some(row) = self.fetch_latest(cx.txn, row_key)? {
+                return Ok(self.index_key(&self.indexes[i], &row, cx)?.2);
+            }
+        }
+        Err(PgError::internal("index entry without its row"))
+    }
+
+    /// After building deferrable unique index `i` over existing rows:
+    /// adjacent entries must differ in their key (the entry less the row
+    /// key's suffix), unless the key has a NULL. Fails as a unique index
+    /// build does ("could not create unique index").
+    pub fn verify_deferrable_unique(&self, i: usize, cx: &ExecCx) -> PgResult<()> {
+        let idx = &self.indexes[i];
+        let prefix = storage_prefix(idx.rel.storage_id);
+        let upper = prefix_end(&prefix);
+        let mut lower = prefix.clone();
+        let mut prev: Option<(Vec<u8>, Vec<u8>)> = None;
+        loop {
+            cx.check()?;
+            let batch = cx.txn.scan_latest(&lower, &upper, false, SCAN_BATCH)?;
+            let n = batch.len();
+            for (entry, row_key) in &batch {
+                let suffix = row_key.len().saturating_sub(self.prefix.len());
+                let key = entry[..entry.len().saturating_sub(suffix)].to_vec();
+                if let Some((prev_key, prev_row)) = &prev {
+                    if *prev_key == key {
+                        let both = [(prev_key.clone().into_boxed_slice(), prev_row.clone().into_boxed_slice()), (entry.clone(), row_key.clone())];
+                        let vals = self.entry_values(i, &both, cx)?;
+                        if !vals.iter().any(Datum::is_null) || idx.nulls_not_distinct {
+                            return Err(self.duplicate_in_build(i, &vals, cx));
+                        }
+                    }
+                }
+                prev = Some((key, row_key.to_vec()));
+            }
+            if n < SCAN_BATCH {
+                return Ok(());
+            }
+            lower = batch.last().map(|(k, _)| k.to_vec()).unwrap_or_default();
+            lower.push(0);
+        }
+    }
+
+    /// "could not create unique index": index `i` would hold `values` twice.
+    fn duplicate_in_build(&self, i: usize, values: &[Datum], cx: &ExecCx) -> PgError {
+        let idx = &self.indexes[i];
+        let err = self.unique_violation(i, values, cx);
+        let detail = err.detail.clone().unwrap_or_default().replace("already exists.", "is duplicated.");
+        PgError::new(sqlstate::UNIQUE_VIOLATION, format!("could not create unique index \"{}\"", idx.rel.name))
+            .with_detail(detail)
+            .with_constraint(&idx.rel.name)
     }
 
     fn applies(&self, idx: &IndexAccess, row: &[Datum], cx: &ExecCx) -> PgResult<bool> {
@@ -345,7 +462,7 @@ impl TableAccess {
     pub fn bulk_eligible(&self, cx: &ExecCx) -> bool {
         self.pk_cols.is_none()
             && cx.env.bulk_storage(self.rel.storage_id)
-            && self.indexes.iter().all(|ix| !ix.unique && cx.env.bulk_storage(ix.rel.storage_id))
+            && self.indexes.iter().all(|ix| !ix.unique && !ix.deferrable && cx.env.bulk_storage(ix.rel.storage_id))
     }
 
     /// `insert` through a bulk writer.
@@ -370,6 +487,7 @@ impl TableAccess {
                 continue;
             }
             let (k, has_null, _) = self.index_key(idx, row, cx)?;
+            self.lock_freed_key(idx, &k, has_null, cx)?;
             let (entry, unique_form) = self.entry_key(idx, k, has_null, row_key);
             if unique_form {
                 // Only remove the entry if it still points at this row.
@@ -398,6 +516,7 @@ impl TableAccess {
                 continue;
             }
             if old_applies {
+                self.lock_freed_key(idx, &ok, onull, cx)?;
                 let (entry, unique_form) = self.entry_key(idx, ok, onull, row_key);
                 if !unique_form || cx.txn.get(&entry)?.as_deref() == Some(row_key) {
                     cx.txn.delete(&entry)?;
@@ -701,6 +820,10 @@ impl TableAccess {
     /// the first duplicate, as "could not create unique index" does.
     pub fn verify_unique_loaded(&self, rows: &dyn Fn(&mut dyn FnMut(Vec<Datum>) -> PgResult<()>) -> PgResult<()>, expected: &[u64], cx: &ExecCx) -> PgResult<()> {
         for (i, idx) in self.indexes.iter().enumerate() {
+            if idx.deferrable {
+                self.verify_deferrable_unique(i, cx)?;
+                continue;
+            }
             if !idx.unique {
                 continue;
             }
@@ -753,7 +876,11 @@ impl TableAccess {
     pub fn build_index(&self, i: usize, cx: &ExecCx) -> PgResult<()> {
         let idx = &self.indexes[i];
         if !cx.env.bulk_storage(idx.rel.storage_id) {
-            return self.scan_all(cx, &mut |key, row| self.add_index_entry(i, &row, key, cx));
+            self.scan_all(cx, &mut |key, row| self.add_index_entry(i, &row, key, cx))?;
+            if idx.deferrable {
+                self.verify_deferrable_unique(i, cx)?;
+            }
+            return Ok(());
         }
         let mut bulk = cx.txn.engine().bulk_writer();
         let mut expected = vec![0u64; self.indexes.len()];
@@ -767,7 +894,9 @@ impl TableAccess {
             bulk.put(&entry, key)
         })?;
         bulk.flush()?;
-        if idx.unique {
+        if idx.deferrable {
+            self.verify_deferrable_unique(i, cx)?;
+        } else if idx.unique {
             let only = TableAccess { indexes: vec![idx.clone()], ..self.clone() };
             only.verify_unique_loaded(&|f| self.scan_all(cx, &mut |_, row| f(row)), &expected[i..=i], cx)?;
         }
