@@ -15,7 +15,7 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy import exc
 
-from conftest import sqlalchemy_url, tusk_gap
+from conftest import sqlalchemy_url
 
 
 @pytest.fixture(scope="module")
@@ -173,8 +173,6 @@ def test_reflection_constraints(engine, tables):
     assert isinstance(orders.c.amount.type, sa.Float)
 
 
-@tusk_gap("pg_get_expr prints the default '0' of a numeric(12,2) column as (0)::numeric where "
-          "PostgreSQL prints '0'::numeric (the deparser cannot tell a folded '0' from a folded 0::numeric)")
 def test_reflected_default_expression(engine, tables):
     columns = {c["name"]: c for c in sa.inspect(engine).get_columns("py_sa_users")}
     assert columns["balance"]["default"] == "'0'::numeric"

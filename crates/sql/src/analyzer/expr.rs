@@ -809,7 +809,7 @@ impl<'a> Analyzer<'a> {
             _ => {
                 // Constant folding of casts of constants keeps plans simple
                 // and reports conversion errors at the literal.
-                if let Expr::Const(d, _) = &e {
+                if let (Expr::Const(d, _), true) = (&e, self.fold_const_casts) {
                     let folded = functions::cast::cast_datum(d.clone(), from, target, ctx == CoercionContext::Explicit, self.env.settings);
                     if let Ok(v) = folded {
                         return Ok(Ok(Expr::Const(v, target)));
@@ -977,11 +977,27 @@ impl<'a> Analyzer<'a> {
                     None => display_type(self.b, a.ty()),
                 })
                 .collect();
-            format!("{}({})", name, shown.join(", "))
+            // func_signature_string: the name as the call wrote it.
+            let qualified = match &schema {
+                Some(s) => format!("{s}.{name}"),
+                None => name.clone(),
+            };
+            format!("{}({})", qualified, shown.join(", "))
         };
         let sig = || sig_text.clone();
         let nargs = if f.agg_star { 0 } else { args.len() };
         let mut cands = coerce::function_candidates(self.b, &name, nargs, f.func_variadic);
+        // Functions outside pg_catalog (information_schema's) are found
+        // only in their schema: named, or on the search path.
+        let schema_oid = schema.as_deref().and_then(|s| self.env.catalog.namespace_by_name.get(s).copied());
+        let visible = |nsp: Oid, a: &Analyzer| {
+            nsp == crate::catalog::PG_CATALOG_NAMESPACE
+                || match &schema {
+                    Some(_) => schema_oid == Some(nsp),
+                    None => a.search_path().contains(&nsp),
+                }
+        };
+        cands.retain(|(_, p)| visible(p.namespace, self));
         let mut args = args;
         if named {
             // Named notation: each candidate puts the arguments in its own
@@ -989,6 +1005,9 @@ impl<'a> Analyzer<'a> {
             // the candidates for which that works.
             let mut callable = Vec::new();
             for (_, proc) in coerce::named_candidates(self.b, &name) {
+                if !visible(proc.namespace, self) {
+                    continue;
+                }
                 if let Some(ordered) = self.order_named_args(proc, &args, &arg_names)? {
                     let cand = coerce::Candidate { oid: proc.oid, args: proc.argtypes[..ordered.len()].to_vec() };
                     let inputs: Vec<Oid> = ordered.iter().map(|a| a.ty().oid).collect();
@@ -1396,12 +1415,36 @@ impl<'a> Analyzer<'a> {
         Ok(Expr::Subscript { arg: Box::new(base), indexes: subs, slice, ty: out_ty })
     }
 
+    /// `(value).field` (ParseFuncOrColumn's field selection): the field of
+    /// a composite value whose fields are known — a call of a function with
+    /// OUT parameters, or a column of a subquery or function in FROM that
+    /// holds one.
     fn field_select(&mut self, base: Expr, field: &str) -> PgResult<Expr> {
-        // Only rows built from known columns (whole-row references) have names.
+        if let Some(fields) = self.record_fields(&base) {
+            if let Some(i) = fields.iter().position(|(n, _)| n == field) {
+                let ty = fields[i].1;
+                return Ok(Expr::FieldSelect { arg: Box::new(base), field: i, ty });
+            }
+        }
+        if base.ty().oid == oid::RECORD {
+            return Err(PgError::new(sqlstate::UNDEFINED_COLUMN, format!("could not identify column \"{field}\" in record data type")));
+        }
         Err(PgError::new(
             sqlstate::UNDEFINED_COLUMN,
             format!("column \"{field}\" not found in data type {}", display_type(self.b, base.ty())),
         ))
+    }
+
+    /// The names and types of a record value's fields, when they can be
+    /// known (get_expr_result_tupdesc, expandRecordVariable).
+    pub(crate) fn record_fields(&self, e: &Expr) -> Option<Vec<(String, SqlType)>> {
+        match e {
+            Expr::Var(v) => {
+                let level = self.levels.get(self.levels.len().checked_sub(1 + v.levels_up as usize)?)?;
+                rte_column_fields(self.b, &level.rtable, v.rte, v.col)
+            }
+            other => expr_record_fields(self.b, other, &[]),
+        }
     }
 
     // ---------------------------------------------------------------- subqueries
@@ -1567,6 +1610,64 @@ fn node_kind_name(n: &NodeEnum) -> String {
     dbg.split('(').next().unwrap_or("unknown").to_string()
 }
 
+/// The columns of the row a function returns: its OUT parameters' names
+/// and types, polymorphic ones resolved from the call's arguments. None
+/// for a function without OUT parameters.
+pub fn function_out_columns(b: &crate::catalog::builtin::Builtins, func: Oid, args: &[Expr]) -> Option<Vec<(String, SqlType)>> {
+    let p = b.proc(func)?;
+    let outs: Vec<(String, Oid)> = p
+        .argmodes
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| matches!(m, 'o' | 'b' | 't'))
+        .map(|(i, _)| (p.argnames.get(i).cloned().unwrap_or_default(), p.allargtypes.get(i).copied().unwrap_or(0)))
+        .collect();
+    if outs.is_empty() {
+        return None;
+    }
+    let inputs: Vec<Oid> = args.iter().map(|a| a.ty().oid).collect();
+    Some(
+        outs.into_iter()
+            .enumerate()
+            .map(|(i, (name, ty))| {
+                let ty = if coerce::is_polymorphic(ty) {
+                    coerce::resolve_polymorphic(b, &inputs, &p.argtypes, ty).map(|(_, r)| r).unwrap_or(ty)
+                } else {
+                    ty
+                };
+                // An unnamed OUT parameter's column is named by position.
+                (if name.is_empty() { format!("column{}", i + 1) } else { name }, SqlType::new(ty))
+            })
+            .collect(),
+    )
+}
+
+/// The fields of a record-typed expression over `rtable`, when known.
+fn expr_record_fields(b: &crate::catalog::builtin::Builtins, e: &Expr, rtable: &[crate::query::RangeTblEntry]) -> Option<Vec<(String, SqlType)>> {
+    match e {
+        Expr::Func { func, args, ty } if ty.oid == oid::RECORD => function_out_columns(b, func.oid, args),
+        Expr::Var(v) if v.levels_up == 0 => rte_column_fields(b, rtable, v.rte, v.col),
+        _ => None,
+    }
+}
+
+/// The fields of the record in column `col` of range table entry `rte`.
+fn rte_column_fields(b: &crate::catalog::builtin::Builtins, rtable: &[crate::query::RangeTblEntry], rte: usize, col: usize) -> Option<Vec<(String, SqlType)>> {
+    let entry = rtable.get(rte)?;
+    if entry.col_types.get(col)?.oid != oid::RECORD {
+        return None;
+    }
+    match &entry.kind {
+        RteKind::Subquery(q) if q.set_op.is_none() => {
+            let te = q.output().nth(col)?;
+            expr_record_fields(b, &te.expr, &q.rtable)
+        }
+        RteKind::Function { call, columns_from_record: false, .. } if col == 0 => expr_record_fields(b, call, &[]),
+        RteKind::Join { columns, .. } => expr_record_fields(b, columns.get(col)?, rtable),
+        _ => None,
+    }
+}
+
 /// FigureColname: the output column name PostgreSQL gives an expression.
 pub(crate) fn figure_colname(n: &Node) -> String {
     figure_colname_inner(n).map(|(s, _)| s).unwrap_or_else(|| "?column?".to_string())
@@ -1641,12 +1742,9 @@ fn figure_colname_inner(n: &Node) -> Option<(String, u8)> {
     }
 }
 
-/// FigureIndexColname: the name an index expression column gets (the
-/// function name for a function call, else "expr").
+/// FigureIndexColname: the name an index expression column gets — what
+/// FigureColname would call it (a function's name, a cast column's name,
+/// `case`, ...), else "expr".
 pub fn figure_index_colname(n: &Node) -> String {
-    match &n.node {
-        Some(NodeEnum::FuncCall(f)) => f.funcname.last().and_then(node_string).unwrap_or("expr").to_string(),
-        Some(NodeEnum::TypeCast(tc)) => tc.arg.as_deref().map(figure_index_colname).unwrap_or_else(|| "expr".into()),
-        _ => "expr".to_string(),
-    }
+    figure_colname_inner(n).map(|(s, _)| s).unwrap_or_else(|| "expr".to_string())
 }

@@ -28,7 +28,7 @@ use crate::catalog::{builtins, DbCatalog, RelKind, Relation, PG_CATALOG_NAMESPAC
 use crate::query::{Cte, Query, RangeTblEntry, RteKind};
 use crate::settings::Settings;
 
-pub use expr::{const_text, figure_index_colname};
+pub use expr::{const_text, figure_index_colname, function_out_columns};
 
 /// What the analyzer needs to know about the session.
 pub struct AnalyzerEnv<'a> {
@@ -95,6 +95,12 @@ pub struct Analyzer<'a> {
     /// Inside a view's definition: the view owner, as whom its relations
     /// are checked.
     pub(crate) perm_as: Option<Oid>,
+    /// Whether a cast of a typed constant is computed at analysis (the
+    /// default: plans stay simple and conversion errors point at the
+    /// literal). Off when the tree is analyzed to be printed (ruleutils):
+    /// PostgreSQL's parser keeps `0` cast to numeric as a cast, which
+    /// prints differently from the literal `'0'` it converts right away.
+    pub fold_const_casts: bool,
 }
 
 /// How deeply expressions may nest. Analysis, planning and evaluation all
@@ -131,7 +137,7 @@ pub(crate) fn name_list(names: &[Node]) -> String {
 
 impl<'a> Analyzer<'a> {
     pub fn new(env: AnalyzerEnv<'a>, param_types: &[SqlType], sql: &'a str) -> Analyzer<'a> {
-        Analyzer { env, b: builtins(), params: RefCell::new(param_types.to_vec()), levels: Vec::new(), sql, expr_depth: 0, escape_memo: Default::default(), acl_user: None, perms: Vec::new(), perm_as: None }
+        Analyzer { env, b: builtins(), params: RefCell::new(param_types.to_vec()), levels: Vec::new(), sql, expr_depth: 0, escape_memo: Default::default(), acl_user: None, perms: Vec::new(), perm_as: None, fold_const_casts: true }
     }
 
     /// Parameter types after analysis; unresolved ones are an error.
@@ -172,7 +178,7 @@ impl<'a> Analyzer<'a> {
         }
         let Some(ns) = self.env.catalog.namespaces.get(&nsp) else { return true };
         let acl = crate::catalog::acl::schema_acl(ns.oid, ns.owner, &ns.acl);
-        crate::catalog::acl::mask(&acl, who, crate::catalog::acl::USAGE) != 0
+        crate::catalog::acl::schema_mask(&acl, who, crate::catalog::acl::USAGE) != 0
     }
 
     fn schema_usage_error(&self, name: &str) -> PgError {

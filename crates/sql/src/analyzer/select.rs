@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use pg_query::protobuf::{self as pb, Node};
 use pg_query::NodeEnum;
-use tusk_types::oid::{self, Oid};
+use tusk_types::oid;
 use tusk_types::{sqlstate, PgError, PgResult, SqlType};
 
 use super::coerce::{self, CoercionContext};
@@ -430,20 +430,10 @@ impl<'a> Analyzer<'a> {
         let e = e?;
         let fname = figure_colname(call);
         let (mut names, types) = match &e {
-            Expr::Func { func, ty, .. } => {
-                let proc = self.b.proc(func.oid);
-                let out_cols: Vec<(String, Oid)> = proc
-                    .map(|p| {
-                        p.argmodes
-                            .iter()
-                            .enumerate()
-                            .filter(|(_, m)| **m == 'o' || **m == 't')
-                            .map(|(i, _)| (p.argnames.get(i).cloned().unwrap_or_default(), p.allargtypes.get(i).copied().unwrap_or(0)))
-                            .collect()
-                    })
-                    .unwrap_or_default();
+            Expr::Func { func, ty, args } => {
+                let out_cols = super::expr::function_out_columns(self.b, func.oid, args).unwrap_or_default();
                 if !out_cols.is_empty() && ty.oid == oid::RECORD {
-                    (out_cols.iter().map(|c| c.0.clone()).collect(), out_cols.iter().map(|c| SqlType::new(c.1)).collect())
+                    out_cols.into_iter().unzip()
                 } else {
                     (vec![fname.clone()], vec![*ty])
                 }

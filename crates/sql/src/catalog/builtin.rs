@@ -95,6 +95,24 @@ pub struct AggregateInfo {
     pub initval: Option<String>,
 }
 
+/// An operator class (pg_opclass): how an index access method orders or
+/// hashes values of `intype`.
+#[derive(Debug, Clone)]
+pub struct OpclassInfo {
+    pub oid: Oid,
+    /// The access method (pg_am): 403 btree, 405 hash, ...
+    pub method: Oid,
+    pub name: String,
+    pub family: Oid,
+    pub intype: Oid,
+    pub default: bool,
+    pub keytype: Oid,
+}
+
+/// pg_am OIDs of the index access methods Tusk builds.
+pub const BTREE_AM: Oid = 403;
+pub const HASH_AM: Oid = 405;
+
 #[derive(Debug, Default)]
 pub struct Builtins {
     pub types: HashMap<Oid, TypeInfo>,
@@ -108,6 +126,8 @@ pub struct Builtins {
     /// The operator each function implements (for planning: which calls are
     /// `=`, `<`, ... comparisons, and their commutators).
     pub operator_by_proc: HashMap<Oid, Oid>,
+    /// pg_opclass, in OID order.
+    pub opclasses: Vec<OpclassInfo>,
 }
 
 static BUILTINS: OnceLock<Builtins> = OnceLock::new();
@@ -183,7 +203,8 @@ impl Builtins {
                 nargdefaults: num(f[11]),
                 allargtypes: oids(f[12]),
                 argmodes: f[13].split_whitespace().map(ch).collect(),
-                argnames: f[14].split_whitespace().map(str::to_string).collect(),
+                // Space-separated, an unnamed parameter as an empty name.
+                argnames: if f[14].is_empty() { Vec::new() } else { f[14].split(' ').map(str::to_string).collect() },
                 parallel: ch(f[15]),
                 cost: num(f[16]),
                 rows: num(f[17]),
@@ -239,7 +260,95 @@ impl Builtins {
             };
             b.aggregates.insert(a.oid, a);
         }
+        for line in include_str!("builtin/pg_opclass.tsv").lines() {
+            let f: Vec<&str> = line.split('\t').collect();
+            if f.len() < 9 {
+                continue;
+            }
+            b.opclasses.push(OpclassInfo {
+                oid: num(f[0]),
+                method: num(f[1]),
+                name: f[2].to_string(),
+                family: num(f[5]),
+                intype: num(f[6]),
+                default: flag(f[7]),
+                keytype: num(f[8]),
+            });
+        }
         b
+    }
+
+    /// The access method's OID (pg_am) for an index method name.
+    pub fn index_am_oid(method: &str) -> Oid {
+        match method {
+            "hash" => HASH_AM,
+            "gist" => 783,
+            "gin" => 2742,
+            "spgist" => 4000,
+            "brin" => 3580,
+            _ => BTREE_AM,
+        }
+    }
+
+    /// IsBinaryCoercible: whether a value of `src` can be used as a `target`
+    /// without conversion (the same type, a polymorphic type it fits, or a
+    /// binary-compatible implicit cast).
+    pub fn is_binary_coercible(&self, src: Oid, target: Oid) -> bool {
+        use tusk_types::oid;
+        if src == target || matches!(target, oid::ANY | oid::ANYELEMENT | oid::ANYCOMPATIBLE) {
+            return true;
+        }
+        let typtype = self.types.get(&src).map(|t| t.typtype).unwrap_or('b');
+        match target {
+            oid::ANYARRAY | oid::ANYCOMPATIBLEARRAY => return self.element_of(src) != 0,
+            oid::ANYNONARRAY | oid::ANYCOMPATIBLENONARRAY => return self.element_of(src) == 0,
+            oid::ANYRANGE | oid::ANYCOMPATIBLERANGE => return typtype == 'r',
+            // anymultirange, anycompatiblemultirange
+            4537 | 4538 => return typtype == 'm',
+            oid::RECORD => return typtype == 'c',
+            oid::ANYENUM => return typtype == 'e',
+            _ => {}
+        }
+        matches!(self.cast(src, target), Some(c) if c.method == 'b' && c.context == 'i')
+    }
+
+    /// GetDefaultOpClass: the default operator class of access method `am`
+    /// for keys of type `ty` — the one for exactly that type, else the one
+    /// class the type is binary-coercible to (one whose input type is its
+    /// category's preferred type first); 0 when there is none.
+    pub fn default_opclass(&self, am: Oid, ty: Oid) -> Oid {
+        let category = self.category(ty);
+        let preferred = |t: Oid| self.types.get(&t).map(|i| i.category == category && i.preferred).unwrap_or(false);
+        let (mut exact, mut compatible, mut compatible_preferred) = (0, 0, 0);
+        let mut result = 0;
+        for c in self.opclasses.iter().filter(|c| c.method == am && c.default) {
+            if c.intype == ty {
+                exact += 1;
+                result = c.oid;
+            } else if exact == 0 && self.is_binary_coercible(ty, c.intype) {
+                if preferred(c.intype) {
+                    compatible_preferred += 1;
+                    result = c.oid;
+                } else if compatible_preferred == 0 {
+                    compatible += 1;
+                    result = c.oid;
+                }
+            }
+        }
+        if exact == 1 || compatible_preferred == 1 || (compatible_preferred == 0 && compatible == 1) {
+            result
+        } else {
+            0
+        }
+    }
+
+    /// An operator class of access method `am` by name.
+    pub fn opclass_by_name(&self, am: Oid, name: &str) -> Option<&OpclassInfo> {
+        self.opclasses.iter().find(|c| c.method == am && c.name == name)
+    }
+
+    pub fn opclass(&self, oid: Oid) -> Option<&OpclassInfo> {
+        self.opclasses.iter().find(|c| c.oid == oid)
     }
 
     pub fn type_info(&self, oid: Oid) -> Option<&TypeInfo> {
@@ -298,5 +407,18 @@ mod tests {
         assert!(plus.iter().any(|o| o.left == 23 && o.right == 23 && o.result == 23));
         assert_eq!(b.cast(23, 20).unwrap().context, 'i');
         assert!(b.procs_by_name["generate_series"].len() >= 6);
+    }
+
+    #[test]
+    fn default_operator_classes() {
+        let b = builtins();
+        let name = |am, ty| b.opclass(b.default_opclass(am, ty)).map(|c| c.name.as_str()).unwrap_or("");
+        assert_eq!(name(BTREE_AM, 23), "int4_ops");
+        // varchar has no class of its own: text's, by binary coercion.
+        assert_eq!(name(BTREE_AM, 1043), "text_ops");
+        assert_eq!(name(HASH_AM, 1043), "text_ops");
+        assert_eq!(name(BTREE_AM, 1007), "array_ops");
+        assert_eq!(name(BTREE_AM, 3904), "range_ops");
+        assert_eq!(b.default_opclass(BTREE_AM, 114), 0, "json has no btree class");
     }
 }

@@ -29,7 +29,7 @@ use crate::plan::Plan;
 
 pub use eval::{eval, eval_pred};
 pub use nodes::compile_for as nodes_compile;
-pub use modify::{check_deferred_foreign_key, ModifyCounts, RowInserter};
+pub use modify::{check_deferred, ModifyCounts, RowInserter};
 
 pub type Row = Vec<Datum>;
 

@@ -202,6 +202,8 @@ impl ScanNode {
                 user: &user,
                 activity: if t.name == "pg_stat_activity" { cx.env.backend_activity() } else { Vec::new() },
                 prepared: if t.name == "pg_prepared_statements" { cx.env.prepared_statements() } else { Vec::new() },
+                cursors: if t.name == "pg_cursors" { cx.env.open_cursors() } else { Vec::new() },
+                env: Some(cx.env),
             };
             let rows = t.rows(&scx)?;
             self.buffer = rows.into_iter().map(|r| (Vec::new(), r)).collect::<Vec<_>>().into_iter();

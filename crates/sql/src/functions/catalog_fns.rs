@@ -73,15 +73,24 @@ fn pg_type_is_visible(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
     Ok(if builtins().type_info(arg_oid(a, 0)).is_some() { Datum::Bool(true) } else { Datum::Null })
 }
 
-/// pg_collation_is_visible: Tusk's collations (default, C, POSIX; see
-/// pg_collation in catalog::system) all live in pg_catalog.
+/// pg_collation_is_visible: Tusk's collations (see pg_collation in
+/// catalog::system) all live in pg_catalog.
 fn pg_collation_is_visible(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
-    Ok(if matches!(arg_oid(a, 0), 100 | 950 | 951) { Datum::Bool(true) } else { Datum::Null })
+    Ok(if crate::catalog::system::collation_name(arg_oid(a, 0)).is_some() { Datum::Bool(true) } else { Datum::Null })
 }
 
-/// pg_function_is_visible: every function Tusk has lives in pg_catalog.
-fn pg_function_is_visible(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
-    Ok(if builtins().proc(arg_oid(a, 0)).is_some() { Datum::Bool(true) } else { Datum::Null })
+/// pg_function_is_visible: Tusk's functions live in pg_catalog, which is
+/// always searched, except information_schema's, visible only when that
+/// schema is on the search path.
+fn pg_function_is_visible(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    Ok(match builtins().proc(arg_oid(a, 0)) {
+        Some(p) if p.namespace == crate::catalog::PG_CATALOG_NAMESPACE => Datum::Bool(true),
+        Some(p) => {
+            let schema = c.env.catalog().namespace_name(p.namespace).to_string();
+            Datum::Bool(c.env.settings().search_path.iter().any(|s| *s == schema))
+        }
+        None => Datum::Null,
+    })
 }
 
 // ---------------------------------------------------------------- analysis
@@ -91,6 +100,8 @@ pub(crate) fn with_analyzer<T>(env: &dyn Env, f: impl FnOnce(&mut Analyzer) -> P
     let settings = env.settings();
     let user = env.current_user();
     let mut a = Analyzer::new(AnalyzerEnv { catalog: env.catalog(), settings: &settings, user: &user, temp_namespace: None }, &[], "");
+    // The tree is for printing: keep casts of constants as PostgreSQL's parser does.
+    a.fold_const_casts = false;
     f(&mut a)
 }
 
@@ -124,6 +135,12 @@ fn relation_expr(env: &dyn Env, rel: &Arc<Relation>, stored: &str, default_of: O
         Ok(e) => Deparser::for_relation(env, pretty, &rel.name, live_column_names(rel)).expression(&e),
         Err(_) => stored.to_string(),
     }
+}
+
+/// pg_get_expr(adbin, adrelid) of a column's default: what
+/// information_schema.columns.column_default shows.
+pub fn column_default_text(env: &dyn Env, rel: &Arc<Relation>, attnum: i16, stored: &str) -> String {
+    relation_expr(env, rel, stored, Some(attnum), false)
 }
 
 /// pg_get_expr(pg_node_tree, relation [, pretty])
@@ -212,6 +229,30 @@ pub fn index_definition(env: &dyn Env, index: Oid, colno: i32, pretty: bool) -> 
             }
         }
         if !attrs_only {
+            // The collation and operator class, when not the key's own.
+            let (key_type, key_coll) = match key.expr {
+                None => {
+                    let c = table.column(key.attnum);
+                    (c.type_oid, c.collation)
+                }
+                Some(_) => {
+                    let ty = idx.columns.get(keyno).map(|c| c.type_oid).unwrap_or(0);
+                    (ty, builtins().type_info(ty).map(|t| t.collation).unwrap_or(0))
+                }
+            };
+            if key.collation != 0 && key.collation != key_coll {
+                let name = crate::catalog::system::collation_name(key.collation).unwrap_or("default");
+                s.push_str(&format!(" COLLATE {}", super::quote_ident(name)));
+            }
+            if key.opclass != 0 {
+                let b = builtins();
+                let am = crate::catalog::builtin::Builtins::index_am_oid(&info.method);
+                if b.default_opclass(am, key_type) != key.opclass {
+                    if let Some(c) = b.opclass(key.opclass) {
+                        s.push_str(&format!(" {}", super::quote_ident(&c.name)));
+                    }
+                }
+            }
             if key.desc {
                 s.push_str(" DESC");
                 if !key.nulls_first {

@@ -15,11 +15,13 @@
 //! parenthesizes every operator expression. Both break CASE and queries
 //! into indented lines (PRETTYFLAG_INDENT), as PostgreSQL's functions do.
 //!
-//! Where the analyzed tree has lost a distinction PostgreSQL keeps, the
-//! common case wins: a constant that Tusk folded while coercing it (the `0`
-//! of `price >= 0` for a numeric column) prints as PostgreSQL prints the
-//! unfolded cast (`0::numeric`), and a call of an operator's function
-//! prints as the operator.
+//! The trees printed here are analyzed with `fold_const_casts` off, so
+//! they keep the distinction PostgreSQL's stored trees keep: the `0` of
+//! `price >= 0` for a numeric column stays an integer constant under a
+//! cast (`0::numeric`), while the literal `'0'` is converted right away
+//! into a numeric constant (`'0'::numeric`). Where the analyzed tree has
+//! lost a distinction, the common case wins: a call of an operator's
+//! function prints as the operator.
 
 use tusk_types::oid;
 use tusk_types::{Datum, SqlType};
@@ -318,6 +320,15 @@ impl<'a> Deparser<'a> {
                     }
                     return;
                 }
+                // generate_function_name: qualified when the search path
+                // would not find it (information_schema's functions).
+                if let Some(p) = builtins().proc(func.oid).filter(|p| p.namespace != crate::catalog::PG_CATALOG_NAMESPACE) {
+                    let schema = self.env.catalog().namespace_name(p.namespace).to_string();
+                    if !self.env.settings().search_path.iter().any(|s| *s == schema) {
+                        self.push(&super::quote_ident(&schema));
+                        self.push(".");
+                    }
+                }
                 self.push(&super::quote_ident(&func.name));
                 self.push("(");
                 for (i, a) in args.iter().enumerate() {
@@ -478,7 +489,12 @@ impl<'a> Deparser<'a> {
             Expr::FieldSelect { arg, field, .. } => {
                 self.push("(");
                 self.expr(arg, true);
-                self.push(&format!(").f{}", field + 1));
+                let name = match arg.as_ref() {
+                    Expr::Func { func, args, .. } => crate::analyzer::function_out_columns(builtins(), func.oid, args)
+                        .and_then(|cols| cols.get(*field).map(|c| super::quote_ident(&c.0))),
+                    _ => None,
+                };
+                self.push(&format!(").{}", name.unwrap_or_else(|| format!("f{}", field + 1))));
             }
             Expr::Case { arg, whens, default, .. } => self.case_expr(arg.as_deref(), whens, default),
             Expr::Agg(a) => self.aggregate(a),
@@ -841,20 +857,6 @@ impl<'a> Deparser<'a> {
                 self.push(if text == "t" { "true" } else { "false" });
             }
             oid::UNKNOWN => self.push(&quote_literal(&text)),
-            oid::NUMERIC | oid::INT2 | oid::INT8 | oid::FLOAT4 | oid::FLOAT8 if showtype == 0 => {
-                // A number literal the analyzer coerced and folded: print
-                // the literal with PostgreSQL's unfolded cast.
-                match folded_number(&text, ty, self.pretty) {
-                    Some(s) => {
-                        self.push(&s);
-                        return;
-                    }
-                    None => {
-                        self.push(&quote_literal(&text));
-                        needlabel = true;
-                    }
-                }
-            }
             _ => {
                 self.push(&quote_literal(&text));
                 needlabel = true;
@@ -864,32 +866,6 @@ impl<'a> Deparser<'a> {
             self.push(&type_label());
         }
     }
-}
-
-/// A bare number literal as the analyzer folded it into type `ty`, in the
-/// form PostgreSQL prints the literal and its implicit cast (the literal
-/// parenthesized outside pretty mode, as get_coercion_expr does).
-fn folded_number(text: &str, ty: SqlType, pretty: bool) -> Option<String> {
-    let label = format_type(builtins(), ty.oid, ty.typmod);
-    let cast = |literal: String| if pretty { format!("{literal}::{label}") } else { format!("({literal})::{label}") };
-    if let Ok(v) = text.parse::<i64>() {
-        return Some(if (0..=i32::MAX as i64).contains(&v) {
-            cast(v.to_string())
-        } else if (i32::MIN as i64..0).contains(&v) {
-            cast(format!("'{v}'::integer"))
-        } else if ty.oid == oid::INT8 {
-            format!("'{v}'::bigint")
-        } else {
-            cast(format!("'{v}'::bigint"))
-        });
-    }
-    if looks_like_float(text) {
-        return Some(cast(text.to_string()));
-    }
-    if text.starts_with('-') && looks_like_float(&text[1..]) {
-        return Some(cast(format!("'{text}'::numeric")));
-    }
-    None
 }
 
 /// A numeric constant that reads back as numeric without a cast: digits

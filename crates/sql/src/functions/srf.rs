@@ -1,5 +1,6 @@
 //! Set-returning functions: generate_series (integers, numeric,
-//! timestamps), unnest, generate_subscripts.
+//! timestamps), unnest, generate_subscripts, and information_schema's
+//! _pg_expandarray.
 
 use tusk_types::datetime as dt;
 use tusk_types::numeric::Numeric;
@@ -122,7 +123,25 @@ fn generate_subscripts(a: &[Datum], _: &FnCtx) -> PgResult<SetIter> {
     Ok(Box::new(v.into_iter()))
 }
 
+/// information_schema._pg_expandarray(anyarray), OUT x anyelement, OUT n
+/// int: the elements of the first dimension as records (element, 1-based
+/// position). PostgreSQL's SQL body subscripts the array with one index,
+/// which gives NULL elements for an array of several dimensions.
+fn expandarray(a: &[Datum], _: &FnCtx) -> PgResult<SetIter> {
+    let Datum::Array(arr) = &a[0] else { return Ok(Box::new(std::iter::empty())) };
+    let Some(&(len, _)) = arr.dims.first() else { return Ok(Box::new(std::iter::empty())) };
+    let one_dim = arr.dims.len() == 1;
+    let rows: Vec<PgResult<Datum>> = (0..len.max(0))
+        .map(|i| {
+            let x = if one_dim { arr.elements.get(i as usize).cloned().unwrap_or(Datum::Null) } else { Datum::Null };
+            Ok(Datum::Record(std::sync::Arc::new(vec![x, Datum::Int4(i + 1)])))
+        })
+        .collect();
+    Ok(Box::new(rows.into_iter()))
+}
+
 pub(super) fn register(r: &mut Registry) {
+    set(r, &["oid:13208"], expandarray);
     set(r, &["generate_series_int4", "generate_series_step_int4", "generate_series_int8", "generate_series_step_int8"], series_int);
     set(r, &["generate_series_numeric", "generate_series_step_numeric"], series_numeric);
     set(r, &["generate_series_timestamp", "generate_series_timestamptz"], series_timestamp);

@@ -119,14 +119,9 @@ class JdbcMetadataTest {
         }
     }
 
-    /** What getPrimaryKeys and getIndexInfo need and Tusk lacks. */
-    static final String EXPANDARRAY_GAP = "information_schema._pg_expandarray(anyarray) (a set-returning function"
-            + " with OUT parameters x and n, called in the select list and read with (f).x) is missing";
-
     @Test
     void primaryKeys() throws SQLException {
         try (Connection conn = Db.connect()) {
-            Db.tuskGap(conn, EXPANDARRAY_GAP);
             DatabaseMetaData md = conn.getMetaData();
             assertEquals(List.of("jdbc_meta_child|a|1|jdbc_meta_child_pkey", "jdbc_meta_child|b|2|jdbc_meta_child_pkey"),
                     rows(md.getPrimaryKeys(null, "public", "jdbc_meta_child"), "TABLE_NAME", "COLUMN_NAME", "KEY_SEQ", "PK_NAME"));
@@ -150,7 +145,6 @@ class JdbcMetadataTest {
     @Test
     void indexInfo() throws SQLException {
         try (Connection conn = Db.connect()) {
-            Db.tuskGap(conn, EXPANDARRAY_GAP);
             assertEquals(List.of(
                     "f|jdbc_meta_child_note|1|note",
                     "f|jdbc_meta_child_pkey|1|a",
