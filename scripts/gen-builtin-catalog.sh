@@ -14,12 +14,20 @@ q "select oid, typname, typlen, typbyval, typtype, typcategory, typispreferred, 
 q "select castsource, casttarget, castfunc, castcontext, castmethod from pg_cast order by oid" > "$out/pg_cast.tsv"
 q "select o.oid, oprname, oprkind, oprleft, oprright, oprresult, oprcode::oid, oprcom, oprnegate
    from pg_operator o order by o.oid" > "$out/pg_operator.tsv"
-q "select p.oid, proname, pronamespace, prokind, proretset, provolatile, proisstrict, prorettype,
-          array_to_string(proargtypes::oid[], ' '), provariadic, prosrc, pronargdefaults,
+# Besides pg_catalog's functions, information_schema's _pg_expandarray
+# (pgjdbc's metadata queries call it), in Tusk's information_schema
+# (namespace 13000) and without its SQL body (Tusk implements it by OID).
+# proargnames keeps empty names (the loader splits on single spaces).
+q "select p.oid, proname, case when pronamespace = 11 then 11 else 13000 end, prokind, proretset, provolatile,
+          proisstrict, prorettype, array_to_string(proargtypes::oid[], ' '), provariadic,
+          case when pronamespace = 11 then prosrc else '' end, pronargdefaults,
           coalesce(array_to_string(proallargtypes, ' '), ''), coalesce(array_to_string(proargmodes, ' '), ''),
           coalesce(array_to_string(proargnames, ' '), ''), proparallel, procost, prorows,
           coalesce(pg_get_expr(proargdefaults, 0), '')
-   from pg_proc p where pronamespace = 11 order by p.oid" > "$out/pg_proc.tsv"
+   from pg_proc p
+   where pronamespace = 11
+      or (pronamespace = 'information_schema'::regnamespace and proname in ('_pg_expandarray'))
+   order by p.oid" > "$out/pg_proc.tsv"
 q "select oid, opcmethod, opcname, opcnamespace, opcowner, opcfamily, opcintype, opcdefault, opckeytype
    from pg_opclass order by oid" > "$out/pg_opclass.tsv"
 q "select aggfnoid::oid, aggkind, aggtranstype, coalesce(agginitval, '\N') from pg_aggregate order by aggfnoid::oid" > "$out/pg_aggregate.tsv"
@@ -43,8 +51,9 @@ q "select c.relname, n.nspname, c.oid, c.relkind, a.attnum, a.attname,
             'pg_collation','pg_extension','pg_stat_activity','pg_stat_database','pg_operator','pg_cast','pg_aggregate','pg_depend','pg_trigger',
             'pg_tablespace','pg_matviews','pg_rewrite','pg_enum','pg_range','pg_language','pg_locks','pg_prepared_statements',
             'pg_stat_user_tables','pg_statistic_ext','pg_policy','pg_publication','pg_foreign_table','pg_partitioned_table',
-            'pg_auth_members','pg_publication_namespace','pg_publication_rel','pg_opclass'))
+            'pg_auth_members','pg_publication_namespace','pg_publication_rel','pg_opclass','pg_cursors'))
       or (n.nspname = 'information_schema' and c.relname in ('tables','columns','views','schemata','table_constraints',
-            'key_column_usage','referential_constraints','sequences','constraint_column_usage','check_constraints'))
+            'key_column_usage','referential_constraints','sequences','constraint_column_usage','check_constraints',
+            'table_privileges','role_table_grants','applicable_roles','enabled_roles'))
    order by n.nspname, c.relname, a.attnum" > "$out/system_columns.tsv"
 wc -l "$out"/*.tsv

@@ -454,14 +454,25 @@ impl Connection {
         };
         // Values that did not pass check_role_change (set_config('role', ...)
         // does not) are ignored, never trusted.
-        let cat = self.shared.cluster.cluster_catalog();
+        let cat = self.sql.cluster_catalog();
         let session = if !session.is_empty() && cat.role_by_name(&session).is_some() && (self.login_superuser || session == self.login_user) {
             session
         } else {
             self.login_user.clone()
         };
-        let session_superuser = cat.role_by_name(&session).is_some_and(|r| r.superuser);
-        let current = if role.is_empty() || role == "none" || cat.role_by_name(&role).is_none() || !(session_superuser || role == session) {
+        // SET SESSION AUTHORIZATION ends any SET ROLE (SetSessionUserId
+        // clears SetRoleIsActive): `role` reads none again.
+        let role = if session != self.sql.session_user && role != "none" && !role.is_empty() {
+            self.sql.settings.borrow_mut().set_internal("role", "none");
+            String::from("none")
+        } else {
+            role
+        };
+        let may_become = |role: &str| match (cat.role_by_name(&session), cat.role_by_name(role)) {
+            (Some(s), Some(r)) => s.superuser || cat.is_member_of_role_nosuper(s.oid, r.oid, None),
+            _ => false,
+        };
+        let current = if role.is_empty() || role == "none" || !may_become(&role) {
             session.clone()
         } else {
             role
@@ -476,7 +487,7 @@ impl Connection {
 
     /// PostgreSQL's check hooks of `role` and `session_authorization`: the
     /// role must exist, and SET ROLE needs the session user to be a
-    /// superuser or the role itself (Tusk keeps no memberships), SET
+    /// superuser or a member of the role, SET
     /// SESSION AUTHORIZATION the authenticated user to be a superuser.
     fn check_role_change(&mut self, node: &NodeEnum) -> PgResult<()> {
         let NodeEnum::VariableSetStmt(v) = node else { return Ok(()) };
@@ -489,13 +500,16 @@ impl Connection {
         if name == "role" && value == "none" {
             return Ok(());
         }
-        let cat = self.shared.cluster.cluster_catalog();
+        let cat = self.sql.cluster_catalog();
         let Some(role) = cat.role_by_name(&value) else {
             return Err(PgError::new(sqlstate::INVALID_PARAMETER_VALUE, format!("role \"{value}\" does not exist")));
         };
         if name == "role" {
-            let session_superuser = cat.role_by_name(&self.sql.session_user).is_some_and(|r| r.superuser);
-            if !session_superuser && role.name != self.sql.session_user {
+            // is_member_of_role(GetSessionUserId(), role).
+            let allowed = cat
+                .role_by_name(&self.sql.session_user)
+                .is_some_and(|me| me.superuser || cat.is_member_of_role_nosuper(me.oid, role.oid, None));
+            if !allowed {
                 return Err(PgError::new(sqlstate::INSUFFICIENT_PRIVILEGE, format!("permission denied to set role \"{value}\"")));
             }
         } else if !self.login_superuser && role.name != self.login_user {
@@ -1014,9 +1028,9 @@ impl Connection {
         match copy::prepare(&mut self.sql, stmt, sql)? {
             CopyPlan::Done(n) => self.complete(&format!("COPY {n}")),
             CopyPlan::FromStdin(mut from) => {
-                self.out.copy_response(b'G', from.column_count()).map_err(io_err)?;
+                self.out.copy_response(b'G', from.column_count(), from.is_binary()).map_err(io_err)?;
                 self.out.flush().map_err(io_err)?;
-                if let Some(e) = from.deferred_error.take() {
+                if let Some(e) = from.error_before_data() {
                     return Err(e);
                 }
                 loop {
@@ -1056,7 +1070,7 @@ impl Connection {
                 self.complete(&format!("COPY {n}"))
             }
             CopyPlan::ToStdout(mut to) => {
-                self.out.copy_response(b'H', to.column_count()).map_err(io_err)?;
+                self.out.copy_response(b'H', to.column_count(), to.is_binary()).map_err(io_err)?;
                 while let Some(line) = to.next_line(&self.sql)? {
                     self.out.copy_data(&line).map_err(io_err)?;
                 }
@@ -1419,7 +1433,9 @@ impl Connection {
             return Ok(Some(plan.clone()));
         }
         let stmt = p.stmt.as_ref().expect("planned statements have a statement");
-        Ok(Some(self.sql.plan_query(stmt, &p.sql, &p.param_types)?.0))
+        let fresh = self.sql.plan_query(stmt, &p.sql, &p.param_types)?.0;
+        check_same_result_type(plan, &fresh)?;
+        Ok(Some(fresh))
     }
 
     fn parse_message(&mut self, name: &str, query: &str, param_types: &[u32]) -> PgResult<()> {
@@ -1674,11 +1690,13 @@ impl Connection {
             let mut plan = self.current_plan(&prepared)?.expect("query statements have plans");
             let mut attempts = 0;
             portal.run = Some(loop {
-                match self.sql.start_query(plan, portal.params.clone()) {
+                match self.sql.start_query(plan.clone(), portal.params.clone()) {
                     Err(e) if is_stale_plan(&e) && attempts < 5 => {
                         attempts += 1;
                         let stmt = prepared.stmt.as_ref().expect("planned statements have a statement");
-                        plan = self.sql.plan_query(stmt, &prepared.sql, &prepared.param_types)?.0;
+                        let fresh = self.sql.plan_query(stmt, &prepared.sql, &prepared.param_types)?.0;
+                        check_same_result_type(&plan, &fresh)?;
+                        plan = fresh;
                     }
                     r => break r?,
                 }
@@ -1844,4 +1862,18 @@ pub fn write_data_row<W: Write>(
             }
         }
     })
+}
+
+/// RevalidateCachedQuery: a prepared statement re-planned after DDL must
+/// still return the columns its clients were told about (names, types and
+/// typmods); otherwise PostgreSQL fails the execution, and drivers such
+/// as pgx then prepare the statement anew.
+fn check_same_result_type(old: &PlannedQuery, new: &PlannedQuery) -> PgResult<()> {
+    let same = old.columns.len() == new.columns.len()
+        && old.columns.iter().zip(&new.columns).all(|(a, b)| a.name == b.name && a.ty.oid == b.ty.oid && a.ty.typmod == b.ty.typmod);
+    if same {
+        Ok(())
+    } else {
+        Err(PgError::new(sqlstate::FEATURE_NOT_SUPPORTED, "cached plan must not change result type"))
+    }
 }

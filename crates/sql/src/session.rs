@@ -18,7 +18,7 @@ use crate::analyzer::{Analyzer, AnalyzerEnv};
 use crate::catalog::{store, DbCatalog, RelKind};
 use crate::cluster::Cluster;
 use crate::executor::{self, ExecCx, Node, Row, StmtState};
-use crate::functions::{DeferredFkCheck, Env};
+use crate::functions::{DeferredCheck, Env};
 use crate::parser::ParsedStatement;
 use crate::plan::{OutputColumn, PlannedQuery};
 use crate::planner::Planner;
@@ -35,6 +35,9 @@ pub struct SqlSession {
     txn: Option<Txn>,
     /// The catalog this transaction sees, once it has run DDL.
     txn_catalog: Option<Arc<DbCatalog>>,
+    /// The cluster catalog as this transaction sees it, once it changed
+    /// roles or databases (None: the committed one).
+    txn_cluster: Option<Arc<crate::catalog::ClusterCatalog>>,
     /// Storage of relations dropped by this transaction, deleted after commit.
     pending_drops: RefCell<Vec<u32>>,
     /// Sequences dropped by this transaction, whose state goes after commit.
@@ -77,10 +80,11 @@ pub struct SqlSession {
     fresh_storage: RefCell<HashMap<u32, usize>>,
     /// SET CONSTRAINTS in this transaction.
     constraint_modes: RefCell<ConstraintModes>,
-    /// Foreign key checks deferred to the end of the transaction, in the
-    /// order they arose, and the referencing rows among them (a row written
-    /// several times is checked once, as it is at the end).
-    deferred_checks: RefCell<Vec<DeferredFkCheck>>,
+    /// Constraint checks (foreign keys, unique keys) deferred to the end of
+    /// the transaction, in the order they arose, and the referencing rows
+    /// and unique keys among them (a row written several times, or a key
+    /// taken several times, is checked once, as it is at the end).
+    deferred_checks: RefCell<Vec<DeferredCheck>>,
     deferred_rows: RefCell<HashSet<(Oid, Vec<u8>)>>,
     /// Open SQL cursors (DECLARE); see `commands::cursor`.
     pub cursors: RefCell<crate::commands::cursor::Cursors>,
@@ -184,6 +188,7 @@ impl SqlSession {
             settings: RefCell::new(settings),
             txn: None,
             txn_catalog: None,
+            txn_cluster: None,
             pending_drops: RefCell::new(Vec::new()),
             pending_seq_drops: RefCell::new(Vec::new()),
             on_commit: RefCell::new(Vec::new()),
@@ -295,6 +300,7 @@ impl SqlSession {
         self.run_on_commit_actions()?;
         let Some(txn) = self.txn.take() else { return Ok(()) };
         let ddl = self.txn_catalog.take().is_some();
+        self.txn_cluster = None;
         let drops = std::mem::take(&mut *self.pending_drops.borrow_mut());
         let seq_drops = std::mem::take(&mut *self.pending_seq_drops.borrow_mut());
         let cluster_changed = std::mem::replace(&mut self.cluster_changed, false);
@@ -445,6 +451,7 @@ impl SqlSession {
             txn.rollback();
         }
         self.txn_catalog = None;
+        self.txn_cluster = None;
         self.cursors.get_mut().at_rollback();
         self.pending_drops.borrow_mut().clear();
         self.pending_seq_drops.borrow_mut().clear();
@@ -521,21 +528,40 @@ impl SqlSession {
             self.cluster.drop_storage(&gone);
             *self.fresh_storage.borrow_mut() = m.fresh_storage;
             *self.constraint_modes.borrow_mut() = m.constraint_modes;
-            let undone: Vec<DeferredFkCheck> = self.deferred_checks.borrow_mut().drain(m.deferred_checks..).collect();
+            let undone: Vec<DeferredCheck> = self.deferred_checks.borrow_mut().drain(m.deferred_checks..).collect();
             let mut rows = self.deferred_rows.borrow_mut();
             for c in undone {
-                if let DeferredFkCheck::Reference { constraint, row_key, .. } = c {
-                    rows.remove(&(constraint, row_key));
+                if let Some(k) = c.dedup_key() {
+                    rows.remove(&k);
                 }
             }
         }
         if self.txn_catalog.is_some() {
             self.reload_txn_catalog()?;
         }
+        if self.txn_cluster.is_some() {
+            self.reload_txn_cluster()?;
+        }
         Ok(())
     }
 
     // ---------------------------------------------------------------- catalog
+
+    /// Roles and databases as this transaction sees them.
+    pub fn cluster_catalog(&self) -> Arc<crate::catalog::ClusterCatalog> {
+        match &self.txn_cluster {
+            Some(c) => c.clone(),
+            None => self.cluster.cluster_catalog(),
+        }
+    }
+
+    /// After a statement that changed roles or databases: re-read them
+    /// through the transaction.
+    pub fn reload_txn_cluster(&mut self) -> PgResult<()> {
+        let cat = store::load_cluster(self.txn()?)?;
+        self.txn_cluster = Some(Arc::new(cat));
+        Ok(())
+    }
 
     /// The catalog as this transaction sees it.
     pub fn catalog(&self) -> PgResult<Arc<DbCatalog>> {
@@ -598,9 +624,9 @@ impl SqlSession {
         self.constraint_modes.borrow().mode(constraint).unwrap_or(initially_deferred)
     }
 
-    pub fn defer_foreign_key_check(&self, check: DeferredFkCheck) {
-        if let DeferredFkCheck::Reference { constraint, row_key, .. } = &check {
-            if !self.deferred_rows.borrow_mut().insert((*constraint, row_key.clone())) {
+    pub fn defer_check(&self, check: DeferredCheck) {
+        if let Some(k) = check.dedup_key() {
+            if !self.deferred_rows.borrow_mut().insert(k) {
                 return;
             }
         }
@@ -639,15 +665,15 @@ impl SqlSession {
             return Ok(());
         }
         let catalog = self.catalog()?;
-        let checks: Vec<DeferredFkCheck> = self.deferred_checks.borrow().iter().filter(|c| due(c.constraint())).cloned().collect();
-        self.with_exec(&catalog, |cx| checks.iter().try_for_each(|c| executor::check_deferred_foreign_key(c, cx)))?;
+        let checks: Vec<DeferredCheck> = self.deferred_checks.borrow().iter().filter(|c| due(c.constraint())).cloned().collect();
+        self.with_exec(&catalog, |cx| executor::check_deferred(&checks, cx))?;
         let mut rows = self.deferred_rows.borrow_mut();
         self.deferred_checks.borrow_mut().retain(|c| {
             if !due(c.constraint()) {
                 return true;
             }
-            if let DeferredFkCheck::Reference { constraint, row_key, .. } = c {
-                rows.remove(&(*constraint, row_key.clone()));
+            if let Some(k) = c.dedup_key() {
+                rows.remove(&k);
             }
             false
         });
@@ -844,7 +870,7 @@ impl QueryRun {
             .columns
             .iter()
             .enumerate()
-            .filter(|(_, c)| c.ty.oid == tusk_types::oid::REGCLASS)
+            .filter(|(_, c)| matches!(c.ty.oid, tusk_types::oid::REGCLASS | tusk_types::oid::REGROLE))
             .map(|(i, _)| i)
             .collect();
         let result = (|| {
@@ -866,7 +892,11 @@ impl QueryRun {
                         }
                         for &i in &reg_columns {
                             if let Some(Datum::Oid(o)) = row.get(i) {
-                                row[i] = Datum::from_string(env.relation_name(*o).unwrap_or_else(|| o.to_string()));
+                                row[i] = Datum::from_string(if self.columns[i].ty.oid == tusk_types::oid::REGROLE {
+                                    crate::functions::cast::regrole_out(*o, &env)
+                                } else {
+                                    env.relation_name(*o).unwrap_or_else(|| o.to_string())
+                                });
                             }
                         }
                         sink(row)?;
@@ -911,8 +941,8 @@ impl<'a> Env for SessionEnv<'a> {
     fn constraint_deferred(&self, constraint: Oid, initially_deferred: bool) -> bool {
         self.s.constraint_deferred(constraint, initially_deferred)
     }
-    fn defer_foreign_key_check(&self, check: DeferredFkCheck) {
-        self.s.defer_foreign_key_check(check)
+    fn defer_check(&self, check: DeferredCheck) {
+        self.s.defer_check(check)
     }
 
     fn settings(&self) -> Ref<'_, Settings> {
@@ -1047,11 +1077,31 @@ impl<'a> Env for SessionEnv<'a> {
         self.s.prepared_statements.borrow().iter().map(|(k, v)| (k.clone(), v.clone())).collect()
     }
 
+    fn open_cursors(&self) -> Vec<crate::commands::cursor::CursorInfo> {
+        self.s.cursors.borrow().list()
+    }
+
     fn cluster_catalog(&self) -> Arc<crate::catalog::ClusterCatalog> {
-        self.s.cluster.cluster_catalog()
+        self.s.cluster_catalog()
     }
     fn database_oid(&self) -> Oid {
         self.s.db
+    }
+    fn storage_bytes(&self, storage_id: u32) -> PgResult<u64> {
+        self.s.cluster.engine.prefix_bytes(&tusk_storage::keys::storage_prefix(storage_id))
+    }
+    fn database_bytes(&self, db: Oid) -> PgResult<Option<u64>> {
+        if !self.s.cluster_catalog().databases.contains_key(&db) {
+            return Ok(None);
+        }
+        let catalog = if db == self.s.db { None } else { Some(self.s.cluster.catalog(db)?) };
+        let catalog = catalog.as_deref().unwrap_or(self.catalog);
+        let mut total = 0;
+        for rel in catalog.relations.values().filter(|r| r.storage_id != 0) {
+            self.check_interrupts()?;
+            total += self.storage_bytes(rel.storage_id)?;
+        }
+        Ok(Some(total))
     }
     fn sequence_state(&self, seq: Oid) -> PgResult<(i64, bool)> {
         let (_, info) = self.s.sequence_info(self.catalog, seq)?;

@@ -307,6 +307,24 @@ impl Engine {
         Ok(out)
     }
 
+    /// The bytes of every key and value under `prefix`, as written (before
+    /// RocksDB's compression), latest versions only: what the size
+    /// functions (pg_relation_size ...) report for a relation's storage.
+    pub fn prefix_bytes(&self, prefix: &[u8]) -> PgResult<u64> {
+        let mut ro = rocksdb::ReadOptions::default();
+        ro.set_iterate_upper_bound(keys::prefix_end(prefix));
+        ro.fill_cache(false);
+        let mut it = self.db.raw_iterator_opt(ro);
+        it.seek(prefix);
+        let mut bytes = 0u64;
+        while let (Some(k), Some(v)) = (it.key(), it.value()) {
+            bytes += (k.len() + v.len()) as u64;
+            it.next();
+        }
+        it.status().map_err(storage_error)?;
+        Ok(bytes)
+    }
+
     pub fn delete_direct(&self, key: &[u8]) -> PgResult<()> {
         self.db.delete(key).map_err(storage_error)
     }

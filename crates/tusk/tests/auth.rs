@@ -446,3 +446,56 @@ async fn ssl_off_refuses_the_ssl_request() {
     let (ok, out) = psql(&format!("{base} sslmode=prefer"), None, "\\conninfo");
     assert!(ok && !out.contains("SSL connection"), "{out}");
 }
+
+/// One TLS handshake attempt with `openssl s_client -starttls postgres`
+/// (which sends the SSLRequest first): whether it completed, and what
+/// s_client printed (the negotiated protocol and cipher).
+fn handshake(port: u16, args: &[&str]) -> (bool, String) {
+    let out = Command::new("openssl")
+        .args(["s_client", "-connect", &format!("127.0.0.1:{port}"), "-starttls", "postgres", "-brief"])
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("openssl runs (Debian's openssl package)");
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    (text.contains("CONNECTION ESTABLISHED"), text)
+}
+
+/// What a TLS scanner (sslyze --starttls=postgres) checks, done with
+/// openssl: the server offers TLS 1.2 and 1.3 only, and with TLS 1.2 only
+/// forward-secret AEAD suites; every legacy protocol and every weak family
+/// of ciphers (CBC, RC4, 3DES, NULL, anonymous, export, static RSA key
+/// exchange) is refused.
+#[test]
+fn tls_offers_only_modern_protocols_and_strong_ciphers() {
+    let server = TestServer::start();
+    let port = server.port();
+    let (ok, out) = handshake(port, &["-tls1_3"]);
+    assert!(ok && out.contains("Protocol version: TLSv1.3"), "{out}");
+    let (ok, out) = handshake(port, &["-tls1_2"]);
+    assert!(ok && out.contains("Protocol version: TLSv1.2"), "{out}");
+    assert!(out.contains("ECDHE") && (out.contains("GCM") || out.contains("CHACHA20")), "TLS 1.2 suite is not ECDHE+AEAD: {out}");
+    // Legacy protocols (OpenSSL's security level 0 lets the client try them).
+    for proto in ["-tls1", "-tls1_1"] {
+        let (ok, out) = handshake(port, &[proto, "-cipher", "ALL:@SECLEVEL=0"]);
+        assert!(!ok, "{proto} was accepted: {out}");
+    }
+    // Weak cipher families, each offered alone over TLS 1.2 (those this
+    // OpenSSL can still offer: 3.0 dropped RC4, DES, EXPORT, SEED, IDEA).
+    let mut tried = 0;
+    for weak in ["aNULL", "eNULL", "EXPORT", "RC4", "3DES", "DES", "MD5", "kRSA", "CBC", "SHA1", "CAMELLIA", "ARIA", "PSK", "SEED", "IDEA"] {
+        let list = format!("{weak}:@SECLEVEL=0");
+        let offerable = Command::new("openssl").args(["ciphers", "-tls1_2", &list]).output().is_ok_and(|o| o.status.success());
+        if !offerable {
+            continue;
+        }
+        tried += 1;
+        let (ok, out) = handshake(port, &["-tls1_2", "-cipher", &list]);
+        assert!(!ok, "weak TLS 1.2 cipher family {weak} was accepted: {out}");
+        assert!(!out.contains("no cipher match"), "the client offered nothing for {weak}: {out}");
+    }
+    assert!(tried >= 6, "only {tried} weak cipher families could be offered by this openssl");
+    // The server stays up for everyone else.
+    let (ok, out) = handshake(port, &["-tls1_3"]);
+    assert!(ok, "{out}");
+}

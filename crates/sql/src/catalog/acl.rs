@@ -89,13 +89,15 @@ pub fn schema_acl(oid: Oid, owner: Oid, stored: &Option<Vec<AclItem>>) -> Vec<Ac
     }
 }
 
-/// Who is asking: a role, whether it is a superuser, and whether it owns
-/// the current database (membership in pg_database_owner).
-#[derive(Clone, Copy, Debug)]
+/// Who is asking: a role, whether it is a superuser, and the roles whose
+/// privileges it holds (itself, the roles it inherits from, and
+/// pg_database_owner when it owns the current database).
+#[derive(Clone, Debug)]
 pub struct Grantee {
     pub role: Oid,
     pub superuser: bool,
     pub owns_database: bool,
+    pub privileges_of: Vec<Oid>,
 }
 
 impl Grantee {
@@ -106,14 +108,53 @@ impl Grantee {
     }
 
     pub fn of(cat: &ClusterCatalog, role: Oid, db: Oid) -> Grantee {
-        let superuser = cat.roles.get(&role).is_some_and(|r| r.superuser);
-        let owns_database = cat.databases.get(&db).is_some_and(|d| d.owner == role);
-        Grantee { role, superuser, owns_database }
+        let superuser = cat.is_superuser(role);
+        let privileges_of = cat.roles_of(role, true, Some(db));
+        let owns_database = privileges_of.contains(&PG_DATABASE_OWNER);
+        Grantee { role, superuser, owns_database, privileges_of }
+    }
+
+    /// Nobody: a role that does not exist holds no privilege.
+    pub fn nobody() -> Grantee {
+        Grantee { role: Oid::MAX, superuser: false, owns_database: false, privileges_of: Vec::new() }
+    }
+
+    /// has_privs_of_role: whether it holds `role`'s privileges.
+    pub fn holds(&self, role: Oid) -> bool {
+        self.superuser || self.privileges_of.contains(&role)
     }
 
     fn matches(&self, grantee: Oid) -> bool {
-        grantee == PUBLIC || grantee == self.role || (grantee == PG_DATABASE_OWNER && self.owns_database)
+        grantee == PUBLIC || self.privileges_of.contains(&grantee)
     }
+}
+
+/// pg_read_all_data and pg_write_all_data: their members read, or write,
+/// every table and use every schema as if granted.
+pub const PG_READ_ALL_DATA: Oid = 6181;
+pub const PG_WRITE_ALL_DATA: Oid = 6182;
+
+/// pg_class_aclmask: a relation's privileges, with those the predefined
+/// data roles give.
+pub fn relation_mask(acl: &[AclItem], who: &Grantee, wanted: u32) -> u32 {
+    let mut have = mask(acl, who, wanted);
+    if who.privileges_of.contains(&PG_READ_ALL_DATA) {
+        have |= wanted & SELECT;
+    }
+    if who.privileges_of.contains(&PG_WRITE_ALL_DATA) {
+        have |= wanted & (INSERT | UPDATE | DELETE);
+    }
+    have
+}
+
+/// pg_namespace_aclmask: a schema's privileges, with the USAGE the
+/// predefined data roles give.
+pub fn schema_mask(acl: &[AclItem], who: &Grantee, wanted: u32) -> u32 {
+    let mut have = mask(acl, who, wanted);
+    if who.privileges_of.iter().any(|r| *r == PG_READ_ALL_DATA || *r == PG_WRITE_ALL_DATA) {
+        have |= wanted & USAGE;
+    }
+    have
 }
 
 /// aclmask: which of `mask` the role holds under `acl` (superusers hold all).
@@ -150,6 +191,28 @@ pub fn revoke(acl: &mut Vec<AclItem>, grantee: Oid, grantor: Oid, privs: u32, gr
         }
     }
     acl.retain(|i| i.privs != 0);
+}
+
+/// aclnewowner: the old owner's items (as grantee or grantor) become the
+/// new owner's, merged with any the new owner already had.
+pub fn new_owner(acl: &mut Vec<AclItem>, old: Oid, new: Oid) {
+    let mut out: Vec<AclItem> = Vec::with_capacity(acl.len());
+    for mut item in acl.drain(..) {
+        if item.grantee == old {
+            item.grantee = new;
+        }
+        if item.grantor == old {
+            item.grantor = new;
+        }
+        match out.iter_mut().find(|i| i.grantee == item.grantee && i.grantor == item.grantor) {
+            Some(i) => {
+                i.privs |= item.privs;
+                i.grant_options |= item.grant_options;
+            }
+            None => out.push(item),
+        }
+    }
+    *acl = out;
 }
 
 /// putid: a role name as aclitemout writes it (quoted unless plain).

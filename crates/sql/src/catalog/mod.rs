@@ -66,6 +66,20 @@ pub struct Role {
     /// pg_authid.rolvaliduntil: when the password stops being accepted
     /// (a timestamptz in microseconds since 2000-01-01; i64::MAX is infinity).
     pub valid_until: Option<i64>,
+    /// The roles this role is a direct member of: its pg_auth_members rows
+    /// (kept with the member, so GRANT role TO member rewrites one row).
+    #[serde(default)]
+    pub member_of: Vec<Membership>,
+}
+
+/// One pg_auth_members row, seen from its member.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Membership {
+    /// pg_auth_members.roleid: the role whose privileges are granted.
+    pub role: Oid,
+    pub grantor: Oid,
+    /// WITH ADMIN OPTION: the member may grant the role onwards.
+    pub admin_option: bool,
 }
 
 /// The roles PostgreSQL 15 predefines besides the bootstrap superuser
@@ -86,6 +100,10 @@ pub const PREDEFINED_ROLES: &[(Oid, &str)] = &[
     (6182, "pg_write_all_data"),
 ];
 
+/// The memberships initdb creates among the predefined roles (member,
+/// role): pg_monitor has the privileges of the other monitoring roles.
+pub const PREDEFINED_MEMBERSHIPS: &[(Oid, Oid)] = &[(3373, 3374), (3373, 3375), (3373, 3377)];
+
 impl Role {
     /// A role with CREATE ROLE's defaults (NOLOGIN, INHERIT, nothing else).
     pub fn new(oid: Oid, name: &str) -> Role {
@@ -102,6 +120,7 @@ impl Role {
             connection_limit: -1,
             password: None,
             valid_until: None,
+            member_of: Vec::new(),
         }
     }
 
@@ -267,6 +286,14 @@ pub struct IndexKey {
     pub expr: Option<String>,
     pub desc: bool,
     pub nulls_first: bool,
+    /// An operator class named in CREATE INDEX (`t text_pattern_ops`);
+    /// 0 for the default class of the key's type and the access method.
+    #[serde(default)]
+    pub opclass: Oid,
+    /// A collation named in CREATE INDEX (`t COLLATE "C"`); 0 for the
+    /// key's own (the column's, or the expression type's).
+    #[serde(default)]
+    pub collation: Oid,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -281,6 +308,13 @@ pub struct IndexInfo {
     pub nulls_not_distinct: bool,
     /// Access method name as in pg_am (always "btree" for now).
     pub method: String,
+    /// The index of a DEFERRABLE unique or primary key constraint
+    /// (pg_index.indimmediate = false): its uniqueness is checked at the
+    /// end of each statement or at commit, not as each row is written, so
+    /// its entries carry the row key like a non-unique index's and
+    /// duplicates can exist until the check (see `executor::table`).
+    #[serde(default)]
+    pub deferrable: bool,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -367,6 +401,9 @@ pub struct DbCatalog {
 pub struct ClusterCatalog {
     pub databases: BTreeMap<Oid, Database>,
     pub roles: BTreeMap<Oid, Role>,
+    /// pg_shdescription: comments on databases and roles, (class, object)
+    /// → text, seen from every database.
+    pub shared_comments: BTreeMap<(Oid, Oid), String>,
 }
 
 impl ClusterCatalog {
@@ -380,6 +417,79 @@ impl ClusterCatalog {
 
     pub fn role_name(&self, oid: Oid) -> String {
         self.roles.get(&oid).map(|r| r.name.clone()).unwrap_or_else(|| oid.to_string())
+    }
+
+    pub fn is_superuser(&self, role: Oid) -> bool {
+        self.roles.get(&role).is_some_and(|r| r.superuser)
+    }
+
+    /// pg_auth_members as rows (roleid, member, grantor, admin_option),
+    /// ordered by (roleid, member) as its primary key.
+    pub fn auth_members(&self) -> Vec<(Oid, Oid, Oid, bool)> {
+        let mut rows: Vec<_> = self
+            .roles
+            .values()
+            .flat_map(|r| r.member_of.iter().map(move |m| (m.role, r.oid, m.grantor, m.admin_option)))
+            .collect();
+        rows.sort_unstable();
+        rows
+    }
+
+    /// roles_is_member_of: `role` and every role it is a member of,
+    /// directly or through other roles. With `privileges`, a role without
+    /// INHERIT stops the walk (its memberships give only SET ROLE, not
+    /// privileges). The owner of `database` is implicitly a member of
+    /// pg_database_owner.
+    pub fn roles_of(&self, role: Oid, privileges: bool, database: Option<Oid>) -> Vec<Oid> {
+        let db_owner = database.and_then(|d| self.databases.get(&d)).map(|d| d.owner);
+        let mut out = vec![role];
+        let mut i = 0;
+        while i < out.len() {
+            let r = out[i];
+            i += 1;
+            let Some(row) = self.roles.get(&r) else { continue };
+            if privileges && !row.inherit {
+                continue;
+            }
+            for m in &row.member_of {
+                if !out.contains(&m.role) {
+                    out.push(m.role);
+                }
+            }
+            if db_owner == Some(r) && !out.contains(&acl::PG_DATABASE_OWNER) {
+                out.push(acl::PG_DATABASE_OWNER);
+            }
+        }
+        out
+    }
+
+    /// has_privs_of_role: whether `member` holds `role`'s privileges
+    /// (superusers hold everyone's).
+    pub fn has_privs_of_role(&self, member: Oid, role: Oid, database: Option<Oid>) -> bool {
+        member == role || self.is_superuser(member) || self.roles_of(member, true, database).contains(&role)
+    }
+
+    /// is_member_of_role_nosuper: membership however reached, ignoring
+    /// INHERIT and superuserness (what SET ROLE and cycle checks ask).
+    pub fn is_member_of_role_nosuper(&self, member: Oid, role: Oid, database: Option<Oid>) -> bool {
+        member == role || self.roles_of(member, false, database).contains(&role)
+    }
+
+    /// is_admin_of_role: whether `member` may grant and revoke membership
+    /// in `role`: a superuser, or a member WITH ADMIN OPTION of it (directly
+    /// or through a role it is a member of).
+    /// A role administers itself only as the session user.
+    pub fn is_admin_of_role(&self, member: Oid, role: Oid, session_user: Oid) -> bool {
+        if self.is_superuser(member) {
+            return true;
+        }
+        if member == role {
+            return member == session_user;
+        }
+        self.roles_of(member, false, None)
+            .iter()
+            .filter_map(|r| self.roles.get(r))
+            .any(|r| r.member_of.iter().any(|m| m.role == role && m.admin_option))
     }
 }
 

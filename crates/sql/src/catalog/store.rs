@@ -84,8 +84,18 @@ pub fn name_key(db: Oid, nsp: Oid, name: &str) -> Vec<u8> {
     k
 }
 
+/// The database number under which comments on shared objects (roles,
+/// databases: pg_shdescription) are stored.
+pub const SHARED_COMMENTS_DB: Oid = 0;
+
 pub fn comment_key(db: Oid, class: Oid, obj: Oid, sub: i32) -> Vec<u8> {
     key(b'm', &[db, class, obj, sub as u32])
+}
+
+/// The key that serializes changes of role membership: cycle checks read
+/// every role's memberships, so two concurrent grants must not both pass.
+pub fn role_membership_key() -> Vec<u8> {
+    key(b'A', &[])
 }
 
 /// The key that serializes DDL on a role name (see the header).
@@ -144,9 +154,22 @@ pub fn load_cluster(txn: &Txn) -> PgResult<ClusterCatalog> {
         let r: Role = decode(&v)?;
         cat.roles.insert(r.oid, r);
     }
-    // The predefined roles are part of every cluster, not rows of it.
+    // Shared comments are kept under database 0, which never exists.
+    for (k, v) in scan_prefix(txn, &key(b'm', &[SHARED_COMMENTS_DB]))? {
+        let part = |i: usize| u32::from_be_bytes(k[2 + i * 4..6 + i * 4].try_into().expect("4 bytes"));
+        cat.shared_comments.insert((part(1), part(2)), String::from_utf8_lossy(&v).into_owned());
+    }
+    // The predefined roles are part of every cluster, not rows of it
+    // (until a membership of theirs changes), with initdb's memberships.
     for &(oid, name) in PREDEFINED_ROLES {
-        cat.roles.entry(oid).or_insert_with(|| Role::new(oid, name));
+        cat.roles.entry(oid).or_insert_with(|| {
+            let mut r = Role::new(oid, name);
+            for &(member, role) in PREDEFINED_MEMBERSHIPS.iter().filter(|(m, _)| *m == oid) {
+                debug_assert_eq!(member, oid);
+                r.member_of.push(Membership { role, grantor: BOOTSTRAP_SUPERUSER, admin_option: false });
+            }
+            r
+        });
     }
     Ok(cat)
 }
@@ -267,6 +290,7 @@ pub fn bootstrap(txn: &Txn) -> PgResult<()> {
         connection_limit: -1,
         password: None,
         valid_until: None,
+        member_of: Vec::new(),
     };
     put_role(txn, &role)?;
     for (oid, name) in [(TEMPLATE1_DB, "template1"), (4, "template0"), (POSTGRES_DB, "postgres")] {
@@ -298,6 +322,7 @@ pub fn delete_database_rows(txn: &Txn, db: Oid) -> PgResult<Vec<u32>> {
             txn.delete(&k)?;
         }
     }
+    put_comment(txn, SHARED_COMMENTS_DB, 1262, db, 0, None)?;
     txn.delete(&database_key(db))?;
     Ok(storage)
 }

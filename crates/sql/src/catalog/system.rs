@@ -30,6 +30,11 @@ pub struct SysCx<'a> {
     pub activity: Vec<crate::cluster::BackendActivity>,
     /// The session's prepared statements, filled only for pg_prepared_statements.
     pub prepared: Vec<(String, crate::session::PreparedStatementInfo)>,
+    /// The session's open cursors, filled only for pg_cursors.
+    pub cursors: Vec<crate::commands::cursor::CursorInfo>,
+    /// The running statement, for views that print expressions as
+    /// PostgreSQL's do with pg_get_expr (information_schema.columns).
+    pub env: Option<&'a dyn crate::functions::Env>,
 }
 
 /// One generated row: column name → value.
@@ -286,6 +291,8 @@ fn generators() -> Vec<(&'static str, Generator)> {
         ("pg_roles", pg_roles),
         ("pg_user", pg_user),
         ("pg_authid", pg_authid),
+        ("pg_auth_members", pg_auth_members),
+        ("pg_shdescription", pg_shdescription),
         ("pg_settings", pg_settings),
         ("pg_tables", pg_tables),
         ("pg_views", pg_views),
@@ -309,6 +316,11 @@ fn generators() -> Vec<(&'static str, Generator)> {
         ("pg_stat_activity", pg_stat_activity),
         ("pg_opclass", pg_opclass),
         ("pg_prepared_statements", pg_prepared_statements),
+        ("pg_cursors", pg_cursors),
+        ("table_privileges", is_table_privileges),
+        ("role_table_grants", is_role_table_grants),
+        ("enabled_roles", is_enabled_roles),
+        ("applicable_roles", is_applicable_roles),
         ("tables", is_tables),
         ("columns", is_columns),
         ("views", is_views),
@@ -626,6 +638,20 @@ fn pg_authid(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
     Ok(())
 }
 
+fn pg_auth_members(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
+    for (role, member, grantor, admin) in cx.cluster.auth_members() {
+        out.push(vec![("roleid", oidv(role)), ("member", oidv(member)), ("grantor", oidv(grantor)), ("admin_option", b(admin))]);
+    }
+    Ok(())
+}
+
+fn pg_shdescription(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
+    for ((class, obj), t) in &cx.cluster.shared_comments {
+        out.push(vec![("objoid", oidv(*obj)), ("classoid", oidv(*class)), ("description", text(t))]);
+    }
+    Ok(())
+}
+
 fn pg_user(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
     for r in cx.cluster.roles.values().filter(|r| r.can_login) {
         out.push(vec![
@@ -772,6 +798,7 @@ fn pg_index(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
         let keys: Vec<i16> = info.keys.iter().map(|k| k.attnum).collect();
         let options: Vec<i16> = info.keys.iter().map(|k| (k.desc as i16) | ((k.nulls_first as i16) << 1)).collect();
         let exprs: Vec<String> = info.keys.iter().filter_map(|k| k.expr.clone()).collect();
+        let (classes, collations) = index_key_classes(cx, &r, info);
         out.push(vec![
             ("indexrelid", oidv(r.oid)),
             ("indrelid", oidv(info.table)),
@@ -781,7 +808,7 @@ fn pg_index(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
             ("indnullsnotdistinct", b(info.nulls_not_distinct)),
             ("indisprimary", b(info.primary)),
             ("indisexclusion", b(false)),
-            ("indimmediate", b(true)),
+            ("indimmediate", b(!info.deferrable)),
             ("indisclustered", b(false)),
             ("indisvalid", b(true)),
             ("indcheckxmin", b(false)),
@@ -789,14 +816,41 @@ fn pg_index(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
             ("indislive", b(true)),
             ("indisreplident", b(false)),
             ("indkey", int2_vector(&keys)),
-            ("indcollation", oid_vector(&vec![0; keys.len()])),
-            ("indclass", oid_vector(&vec![0; keys.len()])),
+            ("indcollation", oid_vector(&collations)),
+            ("indclass", oid_vector(&classes)),
             ("indoption", int2_vector(&options)),
             ("indexprs", if exprs.is_empty() { Datum::Null } else { text(&exprs.join(", ")) }),
             ("indpred", info.predicate.as_deref().map(text).unwrap_or(Datum::Null)),
         ]);
     }
     Ok(())
+}
+
+/// pg_index.indclass and indcollation: each key's operator class (the one
+/// CREATE INDEX named, else the access method's default for the key's
+/// type) and collation (the one named, else the column's, or for an
+/// expression its type's).
+pub fn index_key_classes(cx: &SysCx, index: &Relation, info: &IndexInfo) -> (Vec<Oid>, Vec<Oid>) {
+    let b = builtins();
+    let am = super::builtin::Builtins::index_am_oid(&info.method);
+    let table = cx.catalog.relation(info.table);
+    let mut classes = Vec::with_capacity(info.keys.len());
+    let mut collations = Vec::with_capacity(info.keys.len());
+    for (i, k) in info.keys.iter().enumerate() {
+        let (ty, coll) = match table.filter(|t| k.attnum > 0 && (k.attnum as usize) <= t.columns.len()) {
+            Some(t) => {
+                let c = t.column(k.attnum);
+                (c.type_oid, c.collation)
+            }
+            None => {
+                let ty = index.columns.get(i).map(|c| c.type_oid).unwrap_or(0);
+                (ty, b.type_info(ty).map(|t| t.collation).unwrap_or(0))
+            }
+        };
+        classes.push(if k.opclass != 0 { k.opclass } else { b.default_opclass(am, ty) });
+        collations.push(if k.collation != 0 { k.collation } else { coll });
+    }
+    (classes, collations)
 }
 
 fn pg_constraint(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
@@ -1026,7 +1080,7 @@ fn pg_cast(_: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
 }
 
 fn pg_collation(_: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
-    for (o, n, p) in [(100u32, "default", 'd'), (950, "C", 'c'), (951, "POSIX", 'c')] {
+    for (o, n, p, encoding, collate) in COLLATIONS {
         out.push(vec![
             ("oid", oidv(o)),
             ("collname", name(n)),
@@ -1034,9 +1088,9 @@ fn pg_collation(_: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
             ("collowner", oidv(BOOTSTRAP_SUPERUSER)),
             ("collprovider", ch(p)),
             ("collisdeterministic", b(true)),
-            ("collencoding", Datum::Int4(-1)),
-            ("collcollate", if o == 100 { Datum::Null } else { text(n) }),
-            ("collctype", if o == 100 { Datum::Null } else { text(n) }),
+            ("collencoding", Datum::Int4(encoding)),
+            ("collcollate", if o == 100 { Datum::Null } else { text(collate) }),
+            ("collctype", if o == 100 { Datum::Null } else { text(collate) }),
         ]);
     }
     Ok(())
@@ -1129,6 +1183,130 @@ fn is_tables(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
     Ok(())
 }
 
+/// The session's SQL cursors (DECLARE); protocol portals are not listed,
+/// as PostgreSQL hides them.
+fn pg_cursors(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
+    let mut cursors = cx.cursors.clone();
+    cursors.sort_by(|a, b| a.name.cmp(&b.name));
+    for c in cursors {
+        out.push(vec![
+            ("name", text(&c.name)),
+            ("statement", text(&c.statement)),
+            ("is_holdable", b(c.holdable)),
+            ("is_binary", b(false)),
+            ("is_scrollable", b(c.scrollable)),
+            ("creation_time", Datum::TimestampTz(c.creation_time)),
+        ]);
+    }
+    Ok(())
+}
+
+/// The current user's OID, for pg_has_role(x, 'USAGE') in the views below.
+fn current_role_oid(cx: &SysCx) -> Oid {
+    cx.cluster.role_by_name(cx.user).map_or(Oid::MAX, |r| r.oid)
+}
+
+/// pg_has_role(role, 'USAGE') for the current user.
+fn uses_role(cx: &SysCx, role: Oid) -> bool {
+    cx.cluster.has_privs_of_role(current_role_oid(cx), role, Some(cx.database))
+}
+
+/// information_schema.table_privileges: each privilege of each table and
+/// view (system catalogs included), as aclexplode lists the ACL, where the
+/// current user uses the grantor's or the grantee's role, or the grantee
+/// is PUBLIC.
+fn table_privilege_rows(cx: &SysCx) -> Vec<SysRow> {
+    use super::acl;
+    const TABLE_PRIVILEGES: [(u32, &str); 7] = [
+        (acl::INSERT, "INSERT"),
+        (acl::SELECT, "SELECT"),
+        (acl::UPDATE, "UPDATE"),
+        (acl::DELETE, "DELETE"),
+        (acl::TRUNCATE, "TRUNCATE"),
+        (acl::REFERENCES, "REFERENCES"),
+        (acl::TRIGGER, "TRIGGER"),
+    ];
+    let mut out = Vec::new();
+    let system = all().iter().map(|t| &t.relation);
+    let user = user_relations(cx).into_iter().filter(|r| matches!(r.kind, RelKind::Table | RelKind::View));
+    for r in system.chain(user) {
+        let items = r.acl.clone().unwrap_or_else(|| acl::default_acl(acl::ObjectKind::Table, r.owner));
+        for item in &items {
+            let grantee_name = if item.grantee == acl::PUBLIC { "PUBLIC".to_string() } else { cx.cluster.role_name(item.grantee) };
+            if !(uses_role(cx, item.grantor) || (item.grantee != acl::PUBLIC && uses_role(cx, item.grantee)) || item.grantee == acl::PUBLIC) {
+                continue;
+            }
+            for (bit, privilege) in TABLE_PRIVILEGES {
+                if item.privs & bit == 0 {
+                    continue;
+                }
+                let grantable = item.grant_options & bit != 0
+                    || (item.grantee != acl::PUBLIC && cx.cluster.has_privs_of_role(item.grantee, r.owner, Some(cx.database)));
+                out.push(vec![
+                    ("grantor", name(&cx.cluster.role_name(item.grantor))),
+                    ("grantee", name(&grantee_name)),
+                    ("table_catalog", name(cx.database_name)),
+                    ("table_schema", name(cx.catalog.namespace_name(r.namespace))),
+                    ("table_name", name(&r.name)),
+                    ("privilege_type", text(privilege)),
+                    ("is_grantable", yes_no(grantable)),
+                    ("with_hierarchy", yes_no(bit == acl::SELECT)),
+                ]);
+            }
+        }
+    }
+    out
+}
+
+fn is_table_privileges(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
+    out.extend(table_privilege_rows(cx));
+    Ok(())
+}
+
+/// The names of the roles the current user uses (enabled_roles).
+fn enabled_role_names(cx: &SysCx) -> Vec<String> {
+    cx.cluster.roles.values().filter(|r| uses_role(cx, r.oid)).map(|r| r.name.clone()).collect()
+}
+
+/// table_privileges where the grantor or the grantee is an enabled role.
+fn is_role_table_grants(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
+    let enabled = enabled_role_names(cx);
+    let is_enabled = |row: &SysRow, col: &str| {
+        row.iter().find(|(n, _)| *n == col).and_then(|(_, d)| d.as_str()).is_some_and(|s| enabled.iter().any(|e| e == s))
+    };
+    out.extend(table_privilege_rows(cx).into_iter().filter(|row| is_enabled(row, "grantor") || is_enabled(row, "grantee")));
+    Ok(())
+}
+
+fn is_enabled_roles(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
+    for n in enabled_role_names(cx) {
+        out.push(vec![("role_name", name(&n))]);
+    }
+    Ok(())
+}
+
+/// Memberships whose member the current user uses, the database owner's
+/// implicit membership in pg_database_owner included.
+fn is_applicable_roles(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
+    let mut rows: Vec<(Oid, Oid, bool)> = cx.cluster.auth_members().into_iter().map(|(role, member, _, admin)| (member, role, admin)).collect();
+    if let Some(d) = cx.cluster.databases.get(&cx.database) {
+        rows.push((d.owner, super::acl::PG_DATABASE_OWNER, false));
+    }
+    rows.sort_unstable();
+    rows.dedup();
+    for (member, role, admin) in rows {
+        if !uses_role(cx, member) {
+            continue;
+        }
+        out.push(vec![
+            ("grantee", name(&cx.cluster.role_name(member))),
+            ("role_name", name(&cx.cluster.role_name(role))),
+            ("is_grantable", yes_no(admin)),
+        ]);
+    }
+    Ok(())
+}
+
 fn is_columns(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
     for r in user_relations(cx).into_iter().filter(|r| matches!(r.kind, RelKind::Table | RelKind::View)) {
         for (attnum, c) in r.live_columns() {
@@ -1164,7 +1342,11 @@ fn is_columns(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
                 ("table_name", name(&r.name)),
                 ("column_name", name(&c.name)),
                 ("ordinal_position", Datum::Int4(attnum as i32)),
-                ("column_default", c.default.as_deref().map(text).unwrap_or(Datum::Null)),
+                ("column_default", match (c.stored_default(), cx.env) {
+                    (Some(d), Some(env)) => text(&crate::functions::column_default_text(env, r, attnum as i16, d)),
+                    (Some(d), None) => text(d),
+                    (None, _) => Datum::Null,
+                }),
                 ("is_nullable", yes_no(!c.not_null)),
                 ("data_type", text(&data_type_name(t))),
                 ("character_maximum_length", max_len.clone()),
@@ -1192,12 +1374,42 @@ fn is_columns(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
                 }),
                 ("is_generated", text("NEVER")),
                 ("is_updatable", yes_no(r.kind == RelKind::Table)),
-                ("collation_name", Datum::Null),
             ]);
+            // A collation other than the database default is named (as the
+            // view's join with pg_collation does).
+            if let Some(coll) = collation_name(c.collation).filter(|n| *n != "default") {
+                let row = out.last_mut().expect("just pushed");
+                row.push(("collation_catalog", name(cx.database_name)));
+                row.push(("collation_schema", name("pg_catalog")));
+                row.push(("collation_name", name(coll)));
+            }
         }
     }
     Ok(())
 }
+
+/// pg_collation's name of a collation Tusk knows (see `pg_collation`).
+pub fn collation_name(oid: Oid) -> Option<&'static str> {
+    COLLATIONS.iter().find(|c| c.0 == oid).map(|c| c.1)
+}
+
+/// The OID of the collation named `name` (in pg_catalog).
+pub fn collation_by_name(name: &str) -> Option<Oid> {
+    COLLATIONS.iter().find(|c| c.1 == name).map(|c| c.0)
+}
+
+/// pg_collation's rows: (oid, name, provider, encoding, collcollate). Those
+/// of a PostgreSQL 15 cluster initialized with --locale=C.UTF-8 (initdb
+/// numbers ucs_basic and the C.utf8 locale it finds as here), less ICU's;
+/// all of them order bytewise, as every text comparison in Tusk does, so a
+/// column's collation never changes an answer.
+const COLLATIONS: [(Oid, &str, char, i32, &str); 5] = [
+    (100, "default", 'd', -1, ""),
+    (950, "C", 'c', -1, "C"),
+    (951, "POSIX", 'c', -1, "POSIX"),
+    (12340, "ucs_basic", 'c', 6, "C"),
+    (12341, "C.utf8", 'c', 6, "C.utf8"),
+];
 
 fn is_views(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
     for r in user_relations(cx).into_iter().filter(|r| r.kind == RelKind::View) {

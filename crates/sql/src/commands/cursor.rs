@@ -75,7 +75,31 @@ pub struct Cursors {
     open: HashMap<String, Cursor>,
 }
 
+/// One row of pg_cursors.
+#[derive(Clone, Debug)]
+pub struct CursorInfo {
+    pub name: String,
+    pub statement: String,
+    pub holdable: bool,
+    pub scrollable: bool,
+    pub creation_time: i64,
+}
+
 impl Cursors {
+    /// The open cursors, for pg_cursors.
+    pub fn list(&self) -> Vec<CursorInfo> {
+        self.open
+            .iter()
+            .map(|(name, c)| CursorInfo {
+                name: name.clone(),
+                statement: c.statement.clone(),
+                holdable: c.holdable,
+                scrollable: c.scrollable,
+                creation_time: c.creation_time,
+            })
+            .collect()
+    }
+
     /// Commit: cursors WITHOUT HOLD close, WITH HOLD ones stay.
     pub fn at_commit(&mut self) {
         self.open.retain(|_, c| c.holdable);

@@ -230,7 +230,9 @@ fn new_column(name: &str, ty: SqlType) -> Column {
         dropped: false,
         identity: ' ',
         missing: None,
-        collation: if matches!(ty.oid, oid::TEXT | oid::VARCHAR | oid::BPCHAR) { 100 } else { 0 },
+        // The type's collation (pg_type.typcollation): 100 for text types
+        // and their arrays, C (950) for name, 0 for types without one.
+        collation: crate::catalog::builtins().type_info(ty.oid).map(|t| t.collation).unwrap_or(0),
     }
 }
 
@@ -412,11 +414,7 @@ pub fn create_table(s: &mut SqlSession, stmt: &pb::CreateStmt, sql: &str) -> PgR
                             11..=14 => {
                                 // DEFERRABLE etc. attach to the previous constraint.
                                 if let Some(last) = table_constraints.last_mut() {
-                                    match con.contype {
-                                        11 => last.deferrable = true,
-                                        13 => last.initdeferred = true,
-                                        _ => {}
-                                    }
+                                    apply_constraint_attr(last, con.contype);
                                 }
                             }
                             _ => {
@@ -502,6 +500,21 @@ pub fn create_table(s: &mut SqlSession, stmt: &pb::CreateStmt, sql: &str) -> PgR
     s.reload_txn_catalog()
 }
 
+/// A column constraint's [NOT] DEFERRABLE / INITIALLY DEFERRED|IMMEDIATE
+/// (a node of its own after the constraint it qualifies): INITIALLY
+/// DEFERRED alone implies DEFERRABLE (transformConstraintAttrs).
+fn apply_constraint_attr(last: &mut pb::Constraint, contype: i32) {
+    match contype {
+        11 => last.deferrable = true,
+        12 => last.deferrable = false,
+        13 => {
+            last.initdeferred = true;
+            last.deferrable = true;
+        }
+        _ => last.initdeferred = false,
+    }
+}
+
 fn sequence_columns() -> Vec<Column> {
     let mut last = new_column("last_value", SqlType::new(oid::INT8));
     last.not_null = true;
@@ -547,9 +560,16 @@ fn column_from_def(d: &Ddl, cd: &pb::ColumnDef, idx: usize) -> PgResult<(Column,
     c.not_null = cd.is_not_null;
     if let Some(coll) = &cd.coll_clause {
         let name = coll.collname.iter().filter_map(ident).collect::<Vec<_>>().join(".");
-        if !["C", "POSIX", "default", "pg_catalog.C", "pg_catalog.default", "C.UTF-8", "ucs_basic"].contains(&name.as_str()) {
-            return Err(PgError::new(sqlstate::UNDEFINED_OBJECT, format!("collation \"{name}\" for encoding \"UTF8\" does not exist")));
+        let at = crate::analyzer::pos(coll.location);
+        let oid = collation_oid(&name).map_err(|e| e.with_position(at))?;
+        if c.collation == 0 {
+            return Err(PgError::new(
+                sqlstate::DATATYPE_MISMATCH,
+                format!("collations are not supported by type {}", format_type(crate::catalog::builtins(), ty.oid, -1)),
+            )
+            .with_position(at));
         }
+        c.collation = oid;
     }
     Ok((c, None))
 }
@@ -655,7 +675,9 @@ fn add_constraint(
                 foreign: None,
                 deferrable: false,
                 deferred: false,
-                validated: true,
+                // NOT VALID leaves existing rows unchecked (ALTER TABLE ADD
+                // only: a new table's constraints are valid, it has no rows).
+                validated: creating || !con.skip_validation,
                 no_inherit: con.is_no_inherit,
             });
         }
@@ -690,20 +712,23 @@ fn add_constraint(
             }
             taken.push(name.clone());
             let idx_oid = d.oid()?;
-            // A primary key declared with the table clusters the table's rows on it.
-            let clustered = primary && creating;
+            // A primary key declared with the table clusters the table's rows
+            // on it; a deferrable one cannot (rows may share a key until
+            // the check), so its table keeps hidden row ids.
+            let clustered = primary && creating && !con.deferrable;
             let mut idx = new_relation(idx_oid, &name, nsp, RelKind::Index, rel.persistence, rel.owner);
             idx.storage_id = if clustered { rel.storage_id } else { d.storage()? };
             idx.columns = attnums.iter().map(|&a| new_column(&rel.column(a).name, rel.column(a).sql_type())).collect();
             idx.index = Some(IndexInfo {
                 table: rel.oid,
-                keys: attnums.iter().map(|&a| IndexKey { attnum: a, expr: None, desc: false, nulls_first: false }).collect(),
+                keys: attnums.iter().map(|&a| IndexKey { attnum: a, expr: None, desc: false, nulls_first: false, opclass: 0, collation: 0 }).collect(),
                 unique: true,
                 primary,
                 clustered,
                 predicate: None,
                 nulls_not_distinct: con.nulls_not_distinct,
                 method: "btree".into(),
+                deferrable: con.deferrable,
             });
             rel.constraints.push(Constraint {
                 oid: d.oid()?,
@@ -754,25 +779,35 @@ fn add_constraint(
                         format!("there is no primary key for referenced table \"{}\"", parent.name),
                     )
                 })?;
+                if pk.deferrable {
+                    return Err(PgError::new(
+                        sqlstate::OBJECT_NOT_IN_PREREQUISITE_STATE,
+                        format!("cannot use a deferrable primary key for referenced table \"{}\"", parent.name),
+                    ));
+                }
                 (pk.columns.clone(), pk.index)
             } else {
                 let cols = key_attnums(&parent, &con.pk_attrs, "foreign key")?;
                 let mut sorted = cols.clone();
                 sorted.sort();
-                let found = parent.constraints.iter().find(|c| {
+                let matches = |c: &&Constraint| {
                     matches!(c.kind, ConstraintKind::PrimaryKey | ConstraintKind::Unique) && {
                         let mut k = c.columns.clone();
                         k.sort();
                         k == sorted
                     }
-                });
+                };
+                // A deferrable key cannot guarantee the referenced row is
+                // unique when the reference is checked.
+                let found = parent.constraints.iter().filter(matches).find(|c| !c.deferrable);
+                let found_deferrable = parent.constraints.iter().filter(matches).any(|c| c.deferrable);
                 let index = match found {
                     Some(c) => c.index,
                     None => {
                         // A unique index (not constraint) also qualifies.
                         let idx = d.catalog.indexes_of(&parent).find(|i| {
                             let info = i.index.as_ref().expect("index");
-                            info.unique && info.predicate.is_none() && {
+                            info.unique && !info.deferrable && info.predicate.is_none() && {
                                 let mut k: Vec<i16> = info.keys.iter().map(|k| k.attnum).collect();
                                 k.sort();
                                 k == sorted && info.keys.iter().all(|k| k.expr.is_none())
@@ -780,6 +815,12 @@ fn add_constraint(
                         });
                         match idx {
                             Some(i) => i.oid,
+                            None if found_deferrable => {
+                                return Err(PgError::new(
+                                    sqlstate::OBJECT_NOT_IN_PREREQUISITE_STATE,
+                                    format!("cannot use a deferrable unique constraint for referenced table \"{}\"", parent.name),
+                                ))
+                            }
                             None => {
                                 return Err(PgError::new(
                                     sqlstate::INVALID_FOREIGN_KEY,
@@ -854,7 +895,7 @@ fn add_constraint(
                 }),
                 deferrable: con.deferrable,
                 deferred: con.initdeferred,
-                validated: true,
+                validated: creating || !con.skip_validation,
                 no_inherit: false,
             });
         }
@@ -1148,6 +1189,7 @@ pub fn create_index(s: &mut SqlSession, stmt: &pb::IndexStmt, sql: &str) -> PgRe
         d.lock_relation(rel.oid)?;
         let mut keys = Vec::new();
         let mut names: Vec<String> = Vec::new();
+        let mut key_types: Vec<SqlType> = Vec::new();
         for p in &stmt.index_params {
             let Some(NodeEnum::IndexElem(ie)) = &p.node else { continue };
             let desc = ie.ordering == 3;
@@ -1156,16 +1198,20 @@ pub fn create_index(s: &mut SqlSession, stmt: &pb::IndexStmt, sql: &str) -> PgRe
                 3 => false,
                 _ => desc,
             };
+            let collation = index_elem_collation(ie)?;
             if !ie.name.is_empty() {
                 let (attnum, _) = rel.column_by_name(&ie.name).ok_or_else(|| {
                     PgError::new(sqlstate::UNDEFINED_COLUMN, format!("column \"{}\" does not exist", ie.name))
                 })?;
+                let ty = rel.column(attnum).sql_type();
+                let opclass = index_elem_opclass(ie, method, ty.oid)?;
                 names.push(ie.name.clone());
-                keys.push(IndexKey { attnum, expr: None, desc, nulls_first });
+                key_types.push(ty);
+                keys.push(IndexKey { attnum, expr: None, desc, nulls_first, opclass, collation });
             } else {
                 let e = ie.expr.as_deref().ok_or_else(|| PgError::internal("index element"))?;
                 let text = deparse_expr(e)?;
-                {
+                let ty = {
                     let settings = d.s.settings.borrow();
                     let mut a = d.analyzer(&settings);
                     let ex = a.analyze_relation_expr(rel.clone(), &text, "index expressions")?;
@@ -1175,12 +1221,27 @@ pub fn create_index(s: &mut SqlSession, stmt: &pb::IndexStmt, sql: &str) -> PgRe
                             "functions in index expression must be marked IMMUTABLE",
                         ));
                     }
-                }
+                    ex.ty()
+                };
+                let opclass = index_elem_opclass(ie, method, ty.oid)?;
                 let colname = crate::analyzer::figure_index_colname(e);
                 names.push(colname);
-                keys.push(IndexKey { attnum: 0, expr: Some(text), desc, nulls_first });
+                key_types.push(ty);
+                keys.push(IndexKey { attnum: 0, expr: Some(text), desc, nulls_first, opclass, collation });
             }
         }
+        // ChooseIndexColumnNames: a repeated name gets a number (expr, expr1).
+        let mut unique_names: Vec<String> = Vec::with_capacity(names.len());
+        for n in names {
+            let mut cur = n.clone();
+            let mut i = 1;
+            while unique_names.contains(&cur) {
+                cur = format!("{n}{i}");
+                i += 1;
+            }
+            unique_names.push(cur);
+        }
+        let names = unique_names;
         let nsp = rel.namespace;
         let name = if stmt.idxname.is_empty() {
             choose_name(&rel.name, Some(&names.join("_")), if stmt.primary { "pkey" } else if stmt.isconstraint { "key" } else { "idx" }, &|n| {
@@ -1212,15 +1273,19 @@ pub fn create_index(s: &mut SqlSession, stmt: &pb::IndexStmt, sql: &str) -> PgRe
         let idx_oid = d.oid()?;
         let mut idx = new_relation(idx_oid, &name, nsp, RelKind::Index, rel.persistence, rel.owner);
         idx.storage_id = d.storage()?;
-        idx.columns = keys
+        // The index's columns: the keys' names, types and collations.
+        idx.columns = names
             .iter()
-            .zip(&names)
-            .map(|(k, n)| {
-                if k.attnum > 0 {
-                    new_column(n, rel.column(k.attnum).sql_type())
-                } else {
-                    new_column(n, SqlType::new(oid::TEXT))
+            .zip(&key_types)
+            .zip(&keys)
+            .map(|((n, &ty), k)| {
+                let mut c = new_column(n, ty);
+                if k.collation != 0 {
+                    c.collation = k.collation;
+                } else if k.attnum > 0 {
+                    c.collation = rel.column(k.attnum).collation;
                 }
+                c
             })
             .collect();
         idx.index = Some(IndexInfo {
@@ -1232,11 +1297,54 @@ pub fn create_index(s: &mut SqlSession, stmt: &pb::IndexStmt, sql: &str) -> PgRe
             predicate,
             nulls_not_distinct: stmt.nulls_not_distinct,
             method: method.to_string(),
+            deferrable: false,
         });
         d.create_relation(&idx)?;
         build_index(&d, &rel, idx_oid)?;
     }
     s.reload_txn_catalog()
+}
+
+/// The operator class an index element names, checked against the access
+/// method and the key's type (ResolveOpClass); 0 when it names none.
+fn index_elem_opclass(ie: &pb::IndexElem, method: &str, key_type: Oid) -> PgResult<Oid> {
+    let b = crate::catalog::builtins();
+    let names: Vec<&str> = ie.opclass.iter().filter_map(ident).collect();
+    let Some(&name) = names.last() else { return Ok(0) };
+    if names.len() > 1 && names[0] != "pg_catalog" {
+        return Err(PgError::new(sqlstate::INVALID_SCHEMA_NAME, format!("schema \"{}\" does not exist", names[0])));
+    }
+    let am = crate::catalog::builtin::Builtins::index_am_oid(method);
+    let Some(class) = b.opclass_by_name(am, name) else {
+        return Err(PgError::new(
+            sqlstate::UNDEFINED_OBJECT,
+            format!("operator class \"{name}\" does not exist for access method \"{method}\""),
+        ));
+    };
+    if !b.is_binary_coercible(key_type, class.intype) {
+        return Err(PgError::new(
+            sqlstate::DATATYPE_MISMATCH,
+            format!("operator class \"{name}\" does not accept data type {}", format_type(b, key_type, -1)),
+        ));
+    }
+    Ok(class.oid)
+}
+
+/// The collation an index element names (`COLLATE "C"`), or 0.
+fn index_elem_collation(ie: &pb::IndexElem) -> PgResult<Oid> {
+    if ie.collation.is_empty() {
+        return Ok(0);
+    }
+    let name = ie.collation.iter().filter_map(ident).collect::<Vec<_>>().join(".");
+    collation_oid(&name)
+}
+
+/// The OID of a collation Tusk knows by name (pg_collation's rows, see
+/// `catalog::system::collation_name`; all of them order bytewise, as C).
+fn collation_oid(name: &str) -> PgResult<Oid> {
+    let bare = name.strip_prefix("pg_catalog.").unwrap_or(name);
+    crate::catalog::system::collation_by_name(bare)
+        .ok_or_else(|| PgError::new(sqlstate::UNDEFINED_OBJECT, format!("collation \"{name}\" for encoding \"UTF8\" does not exist")))
 }
 
 /// Fills a new index from the table's existing rows.
@@ -1481,6 +1589,11 @@ pub fn drop_database(s: &mut SqlSession, stmt: &pb::DropdbStmt) -> PgResult<()> 
         }
         return Err(PgError::new(sqlstate::UNDEFINED_DATABASE, format!("database \"{}\" does not exist", stmt.dbname)));
     };
+    if let Some(me) = super::grant::checked_user(s) {
+        if !me.holds(db.owner) {
+            return Err(PgError::new(sqlstate::INSUFFICIENT_PRIVILEGE, format!("must be owner of database {}", db.name)));
+        }
+    }
     if db.oid == s.db {
         return Err(PgError::new(sqlstate::OBJECT_IN_USE, "cannot drop the currently open database"));
     }
@@ -1668,6 +1781,12 @@ pub fn drop(s: &mut SqlSession, stmt: &pb::DropStmt, sql: &str) -> PgResult<()> 
                         sqlstate::DEPENDENT_OBJECTS_STILL_EXIST,
                         format!("cannot drop schema {name} because it is required by the database system"),
                     ));
+                }
+                if let Some(me) = super::grant::checked_user(d.s) {
+                    let owner = d.catalog.namespaces.get(&nsp).map_or(BOOTSTRAP_SUPERUSER, |n| n.owner);
+                    if !me.holds(owner) {
+                        return Err(PgError::new(sqlstate::INSUFFICIENT_PRIVILEGE, format!("must be owner of schema {name}")));
+                    }
                 }
                 let mut members: Vec<Arc<Relation>> = d.catalog.relations.values().filter(|r| r.namespace == nsp).cloned().collect();
                 members.sort_by_key(|r| r.oid);
@@ -1965,6 +2084,8 @@ pub fn truncate(s: &mut SqlSession, stmt: &pb::TruncateStmt, sql: &str) -> PgRes
 // ---------------------------------------------------------------- COMMENT
 
 pub fn comment(s: &mut SqlSession, stmt: &pb::CommentStmt, sql: &str) -> PgResult<()> {
+    // Comments on databases and roles belong to the cluster catalog.
+    let mut shared = false;
     {
         let d = Ddl::new(s, sql)?;
         let text = if stmt.comment.is_empty() { None } else { Some(stmt.comment.as_str()) };
@@ -2025,13 +2146,30 @@ pub fn comment(s: &mut SqlSession, stmt: &pb::CommentStmt, sql: &str) -> PgResul
             }
             10 => {
                 let name = names(obj).first().cloned().unwrap_or_default();
-                let db = d.s.cluster.cluster_catalog().database_by_name(&name).map(|x| x.oid).ok_or_else(|| {
+                let db = d.s.cluster_catalog().database_by_name(&name).map(|x| x.oid).ok_or_else(|| {
                     PgError::new(sqlstate::UNDEFINED_DATABASE, format!("database \"{name}\" does not exist"))
                 })?;
-                store::put_comment(txn, d.db(), 1262, db, 0, text)?;
+                store::put_comment(txn, store::SHARED_COMMENTS_DB, 1262, db, 0, text)?;
+                shared = true;
+            }
+            k if k == pb::ObjectType::ObjectRole as i32 => {
+                let name = names(obj).first().cloned().unwrap_or_default();
+                let cat = d.s.cluster_catalog();
+                let role = cat.role_by_name(&name).map(|x| x.oid).ok_or_else(|| {
+                    PgError::new(sqlstate::UNDEFINED_OBJECT, format!("role \"{name}\" does not exist"))
+                })?;
+                let me = super::grant::current_grantee(d.s);
+                if !me.superuser && !cat.roles.get(&me.role).is_some_and(|r| r.create_role) {
+                    return Err(PgError::new(sqlstate::INSUFFICIENT_PRIVILEGE, "must have CREATEROLE privilege"));
+                }
+                store::put_comment(txn, store::SHARED_COMMENTS_DB, 1260, role, 0, text)?;
+                shared = true;
             }
             _ => return Err(PgError::unsupported("COMMENT on this kind of object")),
         }
+    }
+    if shared {
+        s.cluster_changed = true;
     }
     s.reload_txn_catalog()
 }
@@ -2063,6 +2201,139 @@ pub fn alter_table(s: &mut SqlSession, stmt: &pb::AlterTableStmt, sql: &str) -> 
     Ok(())
 }
 
+/// ALTER SCHEMA | DATABASE ... OWNER TO (AlterObjectOwner_internal and
+/// its schema and database variants), with PostgreSQL's checks for a
+/// non-superuser: own the object, be a member of the new owner, and (for a
+/// schema) the new owner must have CREATE on the database, (for a database)
+/// the current user CREATEDB.
+pub fn alter_owner(s: &mut SqlSession, stmt: &pb::AlterOwnerStmt) -> PgResult<&'static str> {
+    let name = match stmt.object.as_deref().and_then(|n| n.node.as_ref()) {
+        Some(NodeEnum::String(v)) => v.sval.clone(),
+        _ => return Err(PgError::unsupported("ALTER ... OWNER TO for this kind of object")),
+    };
+    let new_owner = super::grant::role_spec_oid(s, stmt.newowner.as_ref())?;
+    let me = super::grant::checked_user(s);
+    let cat = s.cluster_catalog();
+    let not_member = |me: &acl::Grantee| {
+        (!cat.is_member_of_role_nosuper(me.role, new_owner, None))
+            .then(|| PgError::new(sqlstate::INSUFFICIENT_PRIVILEGE, format!("must be member of role \"{}\"", cat.role_name(new_owner))))
+    };
+    if stmt.object_type == pb::ObjectType::ObjectSchema as i32 {
+        let catalog = s.catalog()?;
+        let ns = catalog
+            .namespace_by_name
+            .get(&name)
+            .and_then(|o| catalog.namespaces.get(o))
+            .ok_or_else(|| PgError::new(sqlstate::INVALID_SCHEMA_NAME, format!("schema \"{name}\" does not exist")))?
+            .clone();
+        if ns.owner == new_owner {
+            return Ok("ALTER SCHEMA");
+        }
+        if let Some(me) = &me {
+            if !me.holds(ns.owner) {
+                return Err(PgError::new(sqlstate::INSUFFICIENT_PRIVILEGE, format!("must be owner of schema {name}")));
+            }
+            if let Some(e) = not_member(me) {
+                return Err(e);
+            }
+            let d = cat.databases.get(&s.db).ok_or_else(|| PgError::internal("current database"))?;
+            let who = acl::Grantee::of(&cat, new_owner, s.db);
+            let dacl = super::grant::database_acl(d.oid, d.owner, &d.acl, &d.name);
+            if !who.superuser && acl::mask(&dacl, &who, acl::CREATE) == 0 {
+                return Err(PgError::new(sqlstate::INSUFFICIENT_PRIVILEGE, format!("permission denied for database {}", d.name)));
+            }
+        }
+        let mut ns = ns;
+        // The public schema's implicit ACL names pg_database_owner, not
+        // its owner: keep it as it reads.
+        if ns.acl.is_none() && ns.oid == PUBLIC_NAMESPACE {
+            ns.acl = Some(acl::schema_acl(ns.oid, ns.owner, &None));
+        }
+        if let Some(items) = &mut ns.acl {
+            acl::new_owner(items, ns.owner, new_owner);
+        }
+        ns.owner = new_owner;
+        store::put_namespace(s.txn()?, s.db, &ns)?;
+        s.reload_txn_catalog()?;
+        return Ok("ALTER SCHEMA");
+    }
+    if stmt.object_type == pb::ObjectType::ObjectDatabase as i32 {
+        let txn = s.txn()?;
+        txn.get_for_update(&store::database_name_key(&name))?;
+        let locked = store::load_cluster(txn)?;
+        let mut d = locked
+            .database_by_name(&name)
+            .cloned()
+            .ok_or_else(|| PgError::new(sqlstate::UNDEFINED_DATABASE, format!("database \"{name}\" does not exist")))?;
+        if d.owner == new_owner {
+            return Ok("ALTER DATABASE");
+        }
+        if let Some(me) = &me {
+            if !me.holds(d.owner) {
+                return Err(PgError::new(sqlstate::INSUFFICIENT_PRIVILEGE, format!("must be owner of database {name}")));
+            }
+            if let Some(e) = not_member(me) {
+                return Err(e);
+            }
+            if !cat.roles.get(&me.role).is_some_and(|r| r.create_db) {
+                return Err(PgError::new(sqlstate::INSUFFICIENT_PRIVILEGE, "permission denied to change owner of database"));
+            }
+        }
+        if let Some(items) = &mut d.acl {
+            acl::new_owner(items, d.owner, new_owner);
+        }
+        d.owner = new_owner;
+        store::put_database(s.txn()?, &d)?;
+        s.cluster_changed = true;
+        return Ok("ALTER DATABASE");
+    }
+    Err(PgError::unsupported("ALTER ... OWNER TO for this kind of object"))
+}
+
+/// ALTER TABLE ... OWNER TO (ATExecChangeOwner): the relation, its indexes
+/// and the sequences its columns own change owner together, and the old
+/// owner's entries in their ACLs become the new owner's.
+fn change_owner(d: &Ddl, rel: &Arc<Relation>, c: &pb::AlterTableCmd) -> PgResult<()> {
+    let new_owner = super::grant::role_spec_oid(d.s, c.newowner.as_ref())?;
+    if rel.owner == new_owner {
+        return Ok(());
+    }
+    match rel.kind {
+        RelKind::Index => {
+            // Old pg_dumps wrote ALTER INDEX ... OWNER TO: PostgreSQL warns
+            // and does nothing.
+            d.s.notices.borrow_mut().push(
+                PgError::warning(format!("cannot change owner of index \"{}\"", rel.name))
+                    .with_code(sqlstate::WRONG_OBJECT_TYPE)
+                    .with_hint("Change the ownership of the index's table, instead."),
+            );
+            return Ok(());
+        }
+        RelKind::Sequence => {
+            if let Some((table, _)) = rel.sequence.as_ref().and_then(|q| q.owned_by) {
+                let table_name = d.catalog.relation(table).map(|t| t.name.clone()).unwrap_or_default();
+                return Err(PgError::new(sqlstate::FEATURE_NOT_SUPPORTED, format!("cannot change owner of sequence \"{}\"", rel.name))
+                    .with_detail(format!("Sequence \"{}\" is linked to table \"{table_name}\".", rel.name)));
+            }
+        }
+        _ => {}
+    }
+    super::grant::check_owner_change(d.s, rel.namespace, new_owner)?;
+    let mut dependents: Vec<Arc<Relation>> = d.catalog.indexes_of(rel).cloned().collect();
+    dependents.extend(
+        d.catalog.relations.values().filter(|r| r.sequence.as_ref().and_then(|q| q.owned_by).is_some_and(|(t, _)| t == rel.oid)).cloned(),
+    );
+    for r in std::iter::once(rel).chain(dependents.iter()) {
+        let mut t = (**r).clone();
+        if let Some(items) = &mut t.acl {
+            acl::new_owner(items, r.owner, new_owner);
+        }
+        t.owner = new_owner;
+        d.put(&t)?;
+    }
+    Ok(())
+}
+
 /// ALTER COLUMN ... TYPE [USING expr]: rewrites every row into new storage
 /// with the column converted, and rebuilds the indexes, as PostgreSQL's
 /// table rewrite does (ATRewriteTable). The old storage goes at commit.
@@ -2078,6 +2349,23 @@ fn alter_column_type(d: &Ddl, rel: &Arc<Relation>, c: &pb::AlterTableCmd) -> PgR
     let live = rel.live_columns().position(|(a, _)| a == attnum).ok_or_else(|| PgError::internal("live column"))?;
     let tn = cd.type_name.as_ref().ok_or_else(|| PgError::internal("ALTER COLUMN TYPE without type"))?;
     let target = resolve_type_name(builtins(), tn)?;
+    // The column's collation: the one named, else the new type's
+    // (GetColumnDefCollation: a collation the column had goes).
+    let type_collation = builtins().type_info(target.oid).map(|t| t.collation).unwrap_or(0);
+    let collation = match &cd.coll_clause {
+        Some(coll) => {
+            let name = coll.collname.iter().filter_map(ident).collect::<Vec<_>>().join(".");
+            let oid = collation_oid(&name)?;
+            if type_collation == 0 {
+                return Err(PgError::new(
+                    sqlstate::DATATYPE_MISMATCH,
+                    format!("collations are not supported by type {}", format_type(builtins(), target.oid, -1)),
+                ));
+            }
+            oid
+        }
+        None => type_collation,
+    };
     // What Tusk cannot carry through a rewrite yet.
     let views: Vec<&Arc<Relation>> = d.catalog.relations.values().filter(|r| r.view.as_ref().is_some_and(|v| v.depends_on.contains(&rel.oid))).collect();
     if let Some(v) = views.first() {
@@ -2124,6 +2412,7 @@ fn alter_column_type(d: &Ddl, rel: &Arc<Relation>, c: &pb::AlterTableCmd) -> PgR
     let mut t = (**rel).clone();
     t.columns[raw].type_oid = target.oid;
     t.columns[raw].typmod = target.typmod;
+    t.columns[raw].collation = collation;
     if let Some(def) = t.columns[raw].default.clone() {
         // The default must still make a value of the new type.
         check_default(d, &t, live, &def).map_err(|_| {
@@ -2158,8 +2447,32 @@ fn alter_column_type(d: &Ddl, rel: &Arc<Relation>, c: &pb::AlterTableCmd) -> PgR
             }
             table.insert(row, &key, cx)?;
         }
+        // Deferrable unique indexes take the rows as they come: rebuilt,
+        // they must hold no duplicate.
+        for i in 0..table.indexes.len() {
+            if table.indexes[i].deferrable {
+                table.verify_deferrable_unique(i, cx)?;
+            }
+        }
         Ok(())
     })
+}
+
+/// Whether any row of `rel` has NULL in its column at position `i` (of
+/// `columns`, a live column).
+fn column_has_nulls(d: &Ddl, rel: &Arc<Relation>, i: usize) -> PgResult<bool> {
+    let live = rel.columns[..i].iter().filter(|c| !c.dropped).count();
+    let mut has_null = false;
+    d.s.with_exec(&d.catalog, |cx| {
+        let table = TableAccess::new(rel.clone(), &d.catalog, &mut crate::executor::nodes_compile(cx))?;
+        table.scan_all(cx, &mut |_, row| {
+            if row[live].is_null() {
+                has_null = true;
+            }
+            Ok(())
+        })
+    })?;
+    Ok(has_null)
 }
 
 fn column_index(rel: &Relation, name: &str) -> PgResult<usize> {
@@ -2205,6 +2518,13 @@ fn alter_table_cmd(d: &Ddl, rel: &Arc<Relation>, c: &pb::AlterTableCmd, objtype:
                     2 => col.not_null = true,
                     3 => raw_default = con.raw_expr.as_deref().cloned(),
                     4 | 5 => return Err(PgError::unsupported("adding identity or generated columns")),
+                    // [NOT] DEFERRABLE, INITIALLY DEFERRED/IMMEDIATE qualify
+                    // the constraint before them.
+                    11..=14 => {
+                        if let Some(last) = constraints.last_mut() {
+                            apply_constraint_attr(last, con.contype);
+                        }
+                    }
                     _ => {
                         let mut tc = (**con).clone();
                         match con.contype {
@@ -2367,18 +2687,7 @@ fn alter_table_cmd(d: &Ddl, rel: &Arc<Relation>, c: &pb::AlterTableCmd, objtype:
         // SET NOT NULL
         7 => {
             let i = column_index(&t, &c.name)?;
-            let live = t.columns[..i].iter().filter(|c| !c.dropped).count();
-            let mut has_null = false;
-            d.s.with_exec(&d.catalog, |cx| {
-                let table = TableAccess::new(rel.clone(), &d.catalog, &mut crate::executor::nodes_compile(cx))?;
-                table.scan_all(cx, &mut |_, row| {
-                    if row[live].is_null() {
-                        has_null = true;
-                    }
-                    Ok(())
-                })
-            })?;
-            if has_null {
+            if column_has_nulls(d, rel, i)? {
                 return Err(PgError::new(
                     sqlstate::NOT_NULL_VIOLATION,
                     format!("column \"{}\" of relation \"{}\" contains null values", c.name, rel.name),
@@ -2446,10 +2755,13 @@ fn alter_table_cmd(d: &Ddl, rel: &Arc<Relation>, c: &pb::AlterTableCmd, objtype:
             }
             d.put(&t)?;
         }
+        // VALIDATE CONSTRAINT
+        24 | 25 => return validate_constraint(d, rel, &c.name),
         // ALTER COLUMN TYPE
         30 => return alter_column_type(d, rel, c),
-        // OWNER TO, SET (options), SET LOGGED/UNLOGGED: accepted as no-ops.
-        32 | 40 | 41 | 42 | 35 | 36 => {}
+        x if x == pb::AlterTableType::AtChangeOwner as i32 => return change_owner(d, rel, c),
+        // SET (options), SET LOGGED/UNLOGGED: accepted as no-ops.
+        40 | 41 | 42 | 35 | 36 => {}
         // ADD/SET/DROP IDENTITY
         68 => {
             let i = column_index(&t, &c.name)?;
@@ -2563,20 +2875,31 @@ fn table_has_rows(d: &Ddl, rel: &Arc<Relation>) -> PgResult<bool> {
 fn install_constraints(d: &Ddl, rel: &Arc<Relation>, t: &mut Relation, new_indexes: &mut [Relation]) -> PgResult<()> {
     let recluster = rel.kind == RelKind::Table
         && !d.catalog.indexes_of(rel).any(|i| i.index.as_ref().is_some_and(|x| x.clustered))
-        && new_indexes.iter().any(|i| i.index.as_ref().is_some_and(|x| x.primary));
+        && new_indexes.iter().any(|i| i.index.as_ref().is_some_and(|x| x.primary && !x.deferrable));
     if !recluster {
         d.put(t)?;
         for idx in new_indexes.iter() {
             d.create_relation(idx)?;
         }
-        return validate_new_constraints(d, rel, t, new_indexes);
+        validate_new_constraints(d, rel, t, new_indexes)?;
+        // Columns of a new (deferrable, so unclustered) primary key became
+        // NOT NULL: existing rows must have values there.
+        for (i, col) in t.columns.iter().enumerate().take(rel.columns.len()) {
+            if col.not_null && !rel.columns[i].not_null && !col.dropped && column_has_nulls(d, rel, i)? {
+                return Err(PgError::new(
+                    sqlstate::NOT_NULL_VIOLATION,
+                    format!("column \"{}\" of relation \"{}\" contains null values", col.name, rel.name),
+                ));
+            }
+        }
+        return Ok(());
     }
     d.lock_relation(rel.oid)?;
     d.s.note_drop(rel.storage_id);
     t.storage_id = d.storage()?;
     for idx in new_indexes.iter_mut() {
         let info = idx.index.as_mut().expect("index relation");
-        if info.primary {
+        if info.primary && !info.deferrable {
             info.clustered = true;
             idx.storage_id = t.storage_id;
         }
@@ -2688,16 +3011,48 @@ fn validate_new_constraints(d: &Ddl, old: &Arc<Relation>, new: &Relation, new_in
     for idx in new_indexes {
         build_index(d, new, idx.oid)?;
     }
-    let added: Vec<&Constraint> = new.constraints.iter().filter(|c| !old.constraints.iter().any(|o| o.name == c.name)).collect();
+    // NOT VALID constraints leave the existing rows alone.
+    let added: Vec<&Constraint> = new.constraints.iter().filter(|c| c.validated && !old.constraints.iter().any(|o| o.name == c.name)).collect();
+    check_existing_rows(d, new.oid, &added)
+}
+
+/// ALTER TABLE ... VALIDATE CONSTRAINT (ATExecValidateConstraint): checks
+/// the existing rows against a NOT VALID foreign key or CHECK constraint,
+/// then marks it valid. Validating a valid constraint does nothing.
+fn validate_constraint(d: &Ddl, rel: &Arc<Relation>, name: &str) -> PgResult<()> {
+    let Some(pos) = rel.constraints.iter().position(|k| k.name == name) else {
+        return Err(PgError::new(sqlstate::UNDEFINED_OBJECT, format!("constraint \"{name}\" of relation \"{}\" does not exist", rel.name)));
+    };
+    let con = &rel.constraints[pos];
+    if !matches!(con.kind, ConstraintKind::ForeignKey | ConstraintKind::Check) {
+        return Err(PgError::new(
+            sqlstate::WRONG_OBJECT_TYPE,
+            format!("constraint \"{name}\" of relation \"{}\" is not a foreign key or check constraint", rel.name),
+        ));
+    }
+    if con.validated {
+        return Ok(());
+    }
+    check_existing_rows(d, rel.oid, &[con])?;
+    let mut t = (**rel).clone();
+    t.constraints[pos].validated = true;
+    d.put(&t)
+}
+
+/// Checks every row of table `table` against the CHECK and FOREIGN KEY
+/// constraints among `constraints`, failing as PostgreSQL's validation
+/// does on the first violation.
+fn check_existing_rows(d: &Ddl, table: Oid, constraints: &[&Constraint]) -> PgResult<()> {
+    let added = constraints;
     if added.iter().all(|c| !matches!(c.kind, ConstraintKind::Check | ConstraintKind::ForeignKey)) {
         return Ok(());
     }
     let cat = Arc::new(store::load_database(d.txn()?, d.db())?);
-    let rel = cat.relation(new.oid).ok_or_else(|| PgError::internal("table vanished"))?.clone();
+    let rel = cat.relation(table).ok_or_else(|| PgError::internal("table vanished"))?.clone();
     d.s.with_exec(&cat, |cx| {
         let mut compile = crate::executor::nodes_compile(cx);
         let table = TableAccess::new(rel.clone(), &cat, &mut compile)?;
-        for c in &added {
+        for c in added.iter() {
             match c.kind {
                 ConstraintKind::Check => {
                     let e = compile(&rel, c.check.as_deref().unwrap_or("true"))?;
@@ -2712,7 +3067,9 @@ fn validate_new_constraints(d: &Ddl, old: &Arc<Relation>, new: &Relation, new_in
                         return Err(PgError::new(
                             sqlstate::CHECK_VIOLATION,
                             format!("check constraint \"{}\" of relation \"{}\" is violated by some row", c.name, rel.name),
-                        ));
+                        )
+                        .with_table(cat.namespace_name(rel.namespace), &rel.name)
+                        .with_constraint(&c.name));
                     }
                 }
                 ConstraintKind::ForeignKey => {
@@ -2752,7 +3109,9 @@ fn validate_new_constraints(d: &Ddl, old: &Arc<Relation>, new: &Relation, new_in
                             names.join(", "),
                             texts.join(", "),
                             parent_rel.name
-                        )));
+                        ))
+                        .with_table(cat.namespace_name(rel.namespace), &rel.name)
+                        .with_constraint(&c.name));
                     }
                 }
                 _ => {}

@@ -22,8 +22,8 @@ fn denied(message: String) -> PgError {
 
 /// The current user as privilege checks see it.
 pub fn current_grantee(s: &SqlSession) -> Grantee {
-    let cat = s.cluster.cluster_catalog();
-    Grantee::lookup(&cat, &s.user, s.db).unwrap_or(Grantee { role: Oid::MAX, superuser: false, owns_database: false })
+    let cat = s.cluster_catalog();
+    Grantee::lookup(&cat, &s.user, s.db).unwrap_or_else(Grantee::nobody)
 }
 
 /// The current user, unless a superuser (who is never checked).
@@ -33,7 +33,7 @@ pub fn checked_user(s: &SqlSession) -> Option<Grantee> {
 
 /// The OID of the current user: the owner of what it creates.
 pub fn current_role_oid(s: &SqlSession) -> Oid {
-    let cat = s.cluster.cluster_catalog();
+    let cat = s.cluster_catalog();
     cat.role_by_name(&s.user).map(|r| r.oid).unwrap_or(crate::catalog::BOOTSTRAP_SUPERUSER)
 }
 
@@ -55,7 +55,7 @@ pub fn check_relation_privileges(s: &SqlSession, perms: &[RelPerm]) -> PgResult<
     if perms.is_empty() {
         return Ok(());
     }
-    let cat = s.cluster.cluster_catalog();
+    let cat = s.cluster_catalog();
     let Some(me) = Grantee::lookup(&cat, &s.user, s.db) else { return Ok(()) };
     if me.superuser && perms.iter().all(|p| p.as_role.is_none()) {
         return Ok(());
@@ -65,9 +65,9 @@ pub fn check_relation_privileges(s: &SqlSession, perms: &[RelPerm]) -> PgResult<
         let Some(rel) = catalog.relation(p.rel) else { continue };
         let who = match p.as_role {
             Some(owner) => Grantee::of(&cat, owner, s.db),
-            None => me,
+            None => me.clone(),
         };
-        if acl::mask(&relation_acl(rel), &who, p.required) != p.required {
+        if acl::relation_mask(&relation_acl(rel), &who, p.required) != p.required {
             return Err(denied(format!("permission denied for {} {}", rel.kind.noun(), rel.name)));
         }
     }
@@ -77,10 +77,44 @@ pub fn check_relation_privileges(s: &SqlSession, perms: &[RelPerm]) -> PgResult<
 /// "must be owner of table t" unless the current user owns the relation.
 pub fn check_relation_owner(s: &SqlSession, rel: &Relation) -> PgResult<()> {
     let me = current_grantee(s);
-    if me.superuser || me.role == rel.owner || rel.oid < tusk_types::oid::FIRST_NORMAL_OBJECT_ID {
+    if me.holds(rel.owner) || rel.oid < tusk_types::oid::FIRST_NORMAL_OBJECT_ID {
         return Ok(());
     }
     Err(denied(format!("must be owner of {} {}", rel.kind.noun(), rel.name)))
+}
+
+/// The role an OWNER TO names (CURRENT_USER, SESSION_USER or a name).
+pub fn role_spec_oid(s: &SqlSession, spec: Option<&pb::RoleSpec>) -> PgResult<Oid> {
+    let cat = s.cluster_catalog();
+    let Some(rs) = spec else { return Ok(current_role_oid(s)) };
+    let name = match rs.roletype {
+        x if x == pb::RoleSpecType::RolespecCurrentRole as i32 || x == pb::RoleSpecType::RolespecCurrentUser as i32 => s.user.clone(),
+        x if x == pb::RoleSpecType::RolespecSessionUser as i32 => s.session_user.clone(),
+        x if x == pb::RoleSpecType::RolespecPublic as i32 => "public".to_string(),
+        _ => rs.rolename.clone(),
+    };
+    cat.role_by_name(&name)
+        .map(|r| r.oid)
+        .ok_or_else(|| PgError::new(sqlstate::UNDEFINED_OBJECT, format!("role \"{name}\" does not exist")))
+}
+
+/// What a non-superuser needs to give an object in schema `nsp` to
+/// `new_owner`: to be a member of that role (check_is_member_of_role),
+/// and the role to have CREATE on the schema.
+pub fn check_owner_change(s: &SqlSession, nsp: Oid, new_owner: Oid) -> PgResult<()> {
+    let Some(me) = checked_user(s) else { return Ok(()) };
+    let cat = s.cluster_catalog();
+    if !cat.is_member_of_role_nosuper(me.role, new_owner, None) {
+        return Err(denied(format!("must be member of role \"{}\"", cat.role_name(new_owner))));
+    }
+    let catalog = s.catalog()?;
+    if let Some(ns) = catalog.namespaces.get(&nsp) {
+        let who = Grantee::of(&cat, new_owner, s.db);
+        if !who.superuser && acl::schema_mask(&acl::schema_acl(ns.oid, ns.owner, &ns.acl), &who, acl::CREATE) == 0 {
+            return Err(denied(format!("permission denied for schema {}", ns.name)));
+        }
+    }
+    Ok(())
 }
 
 /// CREATE on a schema, to create relations in it.
@@ -91,7 +125,7 @@ pub fn check_schema_create(s: &SqlSession, nsp: Oid) -> PgResult<()> {
     }
     let catalog = s.catalog()?;
     let Some(ns) = catalog.namespaces.get(&nsp) else { return Ok(()) };
-    if acl::mask(&acl::schema_acl(ns.oid, ns.owner, &ns.acl), &me, acl::CREATE) == 0 {
+    if acl::schema_mask(&acl::schema_acl(ns.oid, ns.owner, &ns.acl), &me, acl::CREATE) == 0 {
         return Err(denied(format!("permission denied for schema {}", ns.name)));
     }
     Ok(())
@@ -223,7 +257,7 @@ fn apply(
     let whole = kind.all_rights();
     let privileges = requested.unwrap_or(whole) & whole;
     // select_best_grantor: owners and superusers grant as the owner.
-    let (grantor, avail) = if me.superuser || me.role == owner { (owner, whole) } else { (me.role, acl::grant_options(&current, &me)) };
+    let (grantor, avail) = if me.holds(owner) { (owner, whole) } else { (me.role, acl::grant_options(&current, &me)) };
     if avail == 0 && acl::mask(&current, &me, whole) == 0 {
         return Err(denied(format!("permission denied for {} {name}", object_noun(kind, rel))));
     }
@@ -259,7 +293,7 @@ fn apply(
 pub fn grant(s: &mut SqlSession, stmt: &pb::GrantStmt, sql: &str) -> PgResult<()> {
     use pb::ObjectType as T;
     // Roles this transaction created count too.
-    let cat = if s.cluster_changed { std::sync::Arc::new(store::load_cluster(s.txn()?)?) } else { s.cluster.cluster_catalog() };
+    let cat = s.cluster_catalog();
     let grantees = grantee_oids(s, &cat, stmt)?;
     let objtype = stmt.objtype;
     let all_in_schema = stmt.targtype == pb::GrantTargetType::AclTargetAllInSchema as i32;
@@ -394,7 +428,7 @@ fn apply_schema(
     grantees: &[Oid],
 ) -> PgResult<Vec<AclItem>> {
     let me = current_grantee(s);
-    if me.superuser || me.role == owner {
+    if me.holds(owner) {
         // Grant as the recorded owner (pg_database_owner for public).
         let mut new = current;
         let whole = ObjectKind::Schema.all_rights();
@@ -414,7 +448,7 @@ fn apply_schema(
 /// CREATE SCHEMA [AUTHORIZATION role]: who will own it, after the CREATE
 /// privilege on the database is checked.
 pub fn schema_creation_owner(s: &SqlSession, authrole: Option<&pb::RoleSpec>) -> PgResult<Oid> {
-    let cat = s.cluster.cluster_catalog();
+    let cat = s.cluster_catalog();
     let me = current_grantee(s);
     if !me.superuser {
         if let Some(d) = cat.databases.get(&s.db) {
@@ -430,7 +464,8 @@ pub fn schema_creation_owner(s: &SqlSession, authrole: Option<&pb::RoleSpec>) ->
             .ok_or_else(|| PgError::new(sqlstate::UNDEFINED_OBJECT, format!("role \"{}\" does not exist", rs.rolename)))?,
         _ => current_role_oid(s),
     };
-    if !me.superuser && owner != me.role {
+    // check_is_member_of_role: one may create for a role one belongs to.
+    if !me.superuser && !cat.is_member_of_role_nosuper(me.role, owner, None) {
         let name = cat.role_name(owner);
         return Err(denied(format!("must be member of role \"{name}\"")));
     }

@@ -71,7 +71,13 @@ pub fn forbidden_in_block(node: &NodeEnum) -> Option<&'static str> {
 
 /// Runs a utility statement inside the session's current transaction.
 pub fn execute_utility(s: &mut SqlSession, stmt: &ParsedStatement, sql: &str) -> PgResult<UtilityResult> {
-    execute_ddl_node(s, &stmt.node, sql)
+    let r = execute_ddl_node(s, &stmt.node, sql);
+    // Roles and databases this transaction changed are what its later
+    // statements see (pg_roles, SET ROLE, privilege checks).
+    if r.is_ok() && s.cluster_changed {
+        s.reload_txn_cluster()?;
+    }
+    r
 }
 
 pub(crate) fn execute_ddl_node(s: &mut SqlSession, node: &NodeEnum, sql: &str) -> PgResult<UtilityResult> {
@@ -231,11 +237,17 @@ pub(crate) fn execute_ddl_node(s: &mut SqlSession, node: &NodeEnum, sql: &str) -
             grant::grant(s, g, sql)?;
             UtilityResult::tag(if g.is_grant { "GRANT" } else { "REVOKE" })
         }
-        NodeEnum::GrantRoleStmt(_) => Err(PgError::unsupported("GRANT and REVOKE of role membership")),
+        NodeEnum::GrantRoleStmt(g) => {
+            role::grant_role(s, g)?;
+            UtilityResult::tag(if g.is_grant { "GRANT ROLE" } else { "REVOKE ROLE" })
+        }
         NodeEnum::CreateExtensionStmt(_) => Err(PgError::unsupported("extensions")),
         NodeEnum::CopyStmt(_) => Err(PgError::unsupported("COPY")),
         NodeEnum::ListenStmt(_) | NodeEnum::NotifyStmt(_) | NodeEnum::UnlistenStmt(_) => Err(PgError::unsupported("LISTEN and NOTIFY")),
-        NodeEnum::AlterOwnerStmt(_) => UtilityResult::tag("ALTER TABLE"),
+        NodeEnum::AlterOwnerStmt(a) => {
+            let tag = ddl::alter_owner(s, a)?;
+            UtilityResult::tag(tag)
+        }
         NodeEnum::DeclareCursorStmt(d) => cursor::declare(s, d, sql),
         NodeEnum::FetchStmt(f) => cursor::fetch(s, f),
         NodeEnum::ClosePortalStmt(c) => cursor::close(s, c),

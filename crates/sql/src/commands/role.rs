@@ -29,7 +29,8 @@ use tusk_types::{sqlstate, Oid, PgError, PgResult};
 
 use super::notice;
 use crate::catalog::store;
-use crate::catalog::{ClusterCatalog, RelKind, Role};
+use crate::catalog::acl;
+use crate::catalog::{ClusterCatalog, Membership, RelKind, Role};
 use crate::session::SqlSession;
 
 // ---------------------------------------------------------------- password verifiers
@@ -263,8 +264,12 @@ struct Options<'a> {
     bypass_rls: Option<bool>,
     connection_limit: Option<i32>,
     valid_until: Option<String>,
-    /// IN ROLE, ROLE, ADMIN, USER: role memberships.
-    membership: Option<&'a pb::DefElem>,
+    /// ROLE / USER (CREATE) and ADD|DROP USER (ALTER GROUP): the members.
+    role_members: Option<&'a pb::DefElem>,
+    /// IN ROLE / IN GROUP: the roles the new role joins.
+    add_role_to: Option<&'a pb::DefElem>,
+    /// ADMIN: members WITH ADMIN OPTION.
+    admin_members: Option<&'a pb::DefElem>,
 }
 
 fn bool_arg(de: &pb::DefElem) -> bool {
@@ -321,8 +326,9 @@ impl<'a> Options<'a> {
                 "bypassrls" => o.bypass_rls = Some(bool_arg(de)),
                 "connectionlimit" => o.connection_limit = Some(int_arg(de)),
                 "validUntil" => o.valid_until = str_arg(de),
-                "rolemembers" => o.membership = Some(de),
-                "addroleto" | "adminmembers" if creating => o.membership = Some(de),
+                "rolemembers" => o.role_members = Some(de),
+                "addroleto" if creating => o.add_role_to = Some(de),
+                "adminmembers" if creating => o.admin_members = Some(de),
                 other => return Err(PgError::internal(format!("option \"{other}\" not recognized"))),
             }
         }
@@ -333,12 +339,6 @@ impl<'a> Options<'a> {
         }
         Ok(o)
     }
-}
-
-/// Role memberships (IN ROLE, ROLE, ADMIN, ALTER GROUP ... ADD USER) are
-/// pg_auth_members rows, which Tusk does not keep yet.
-fn membership_unsupported() -> PgError {
-    PgError::unsupported("role membership (IN ROLE, ROLE, ADMIN, ADD USER)")
 }
 
 /// The cluster catalog as this transaction sees it, after taking the
@@ -421,9 +421,6 @@ pub fn create_role(s: &mut SqlSession, stmt: &pb::CreateRoleStmt) -> PgResult<()
     if let Some(Some(password)) = &o.password {
         role.password = shadow_password(s, name, password)?;
     }
-    if o.membership.is_some_and(|de| !list_is_empty(de)) {
-        return Err(membership_unsupported());
-    }
     let txn = s.txn()?;
     // Writing the name (not only locking it) makes a REPEATABLE READ
     // transaction that read the roles before this one committed fail with
@@ -431,15 +428,40 @@ pub fn create_role(s: &mut SqlSession, stmt: &pb::CreateRoleStmt) -> PgResult<()
     txn.put(&store::role_name_key(name), &role.oid.to_be_bytes())?;
     store::put_role(txn, &role)?;
     s.cluster_changed = true;
+    // CreateRole's order: the roles it joins, then ADMIN, then ROLE members.
+    if o.add_role_to.is_some() || o.admin_members.is_some() || o.role_members.is_some() {
+        let mut m = Memberships::lock(s)?;
+        m.cat.roles.insert(role.oid, role.clone());
+        let grantor = m.me;
+        let new_member = [(role.oid, role.name.clone())];
+        for spec in spec_list(o.add_role_to) {
+            let target = lookup_spec(&m.cat, s, &spec)?.oid;
+            m.add(s, target, &new_member, grantor, false)?;
+        }
+        let admins = resolve_specs(&m.cat, s, &spec_list(o.admin_members))?;
+        m.add(s, role.oid, &admins, grantor, true)?;
+        let members = resolve_specs(&m.cat, s, &spec_list(o.role_members))?;
+        m.add(s, role.oid, &members, grantor, false)?;
+        m.write(s)?;
+    }
     Ok(())
 }
 
-fn list_is_empty(de: &pb::DefElem) -> bool {
-    match de.arg.as_deref().and_then(|a| a.node.as_ref()) {
-        Some(NodeEnum::List(l)) => l.items.is_empty(),
-        None => true,
-        _ => false,
-    }
+/// The RoleSpecs of a role-list option (IN ROLE, ROLE, ADMIN, ADD USER).
+fn spec_list(de: Option<&pb::DefElem>) -> Vec<Spec> {
+    let Some(Some(NodeEnum::List(l))) = de.and_then(|d| d.arg.as_deref()).map(|a| a.node.as_ref()) else { return Vec::new() };
+    l.items
+        .iter()
+        .filter_map(|n| match &n.node {
+            Some(NodeEnum::RoleSpec(rs)) => Some(role_spec(rs)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// roleSpecsToIds: each role with its name (for messages).
+fn resolve_specs(cat: &ClusterCatalog, s: &SqlSession, specs: &[Spec]) -> PgResult<Vec<(Oid, String)>> {
+    specs.iter().map(|spec| lookup_spec(cat, s, spec).map(|r| (r.oid, r.name.clone()))).collect()
 }
 
 /// The role a RoleSpec names, as get_rolespec_tuple finds it.
@@ -463,7 +485,7 @@ pub fn alter_role(s: &mut SqlSession, stmt: &pb::AlterRoleStmt) -> PgResult<()> 
     }
     let o = Options::parse(&stmt.options, s, false)?;
     // Lock the role's row, then read it as committed by whoever held it.
-    let cat = s.cluster.cluster_catalog();
+    let cat = s.cluster_catalog();
     let oid = lookup_spec(&cat, s, &spec).map(|r| r.oid).ok();
     let keys: Vec<Vec<u8>> = oid.map(store::role_key).into_iter().collect();
     let cat = locked_catalog(s, &keys)?;
@@ -488,7 +510,7 @@ pub fn alter_role(s: &mut SqlSession, stmt: &pb::AlterRoleStmt) -> PgResult<()> 
             || o.create_db.is_some()
             || o.can_login.is_some()
             || o.connection_limit.is_some()
-            || o.membership.is_some()
+            || o.role_members.is_some()
             || o.valid_until.is_some();
         if others || o.password.is_none() || role.oid != me.oid {
             return Err(denied("permission denied"));
@@ -531,11 +553,21 @@ pub fn alter_role(s: &mut SqlSession, stmt: &pb::AlterRoleStmt) -> PgResult<()> 
     if let Some(v) = o.bypass_rls {
         new.bypass_rls = v;
     }
-    if o.membership.is_some_and(|de| !list_is_empty(de)) {
-        return Err(membership_unsupported());
-    }
     store::put_role(s.txn()?, &new)?;
     s.cluster_changed = true;
+    // ALTER GROUP g ADD USER u / DROP USER u.
+    if o.role_members.is_some() {
+        let mut m = Memberships::lock(s)?;
+        m.cat.roles.insert(new.oid, new.clone());
+        let members = resolve_specs(&m.cat, s, &spec_list(o.role_members))?;
+        let grantor = m.me;
+        if stmt.action > 0 {
+            m.add(s, new.oid, &members, grantor, false)?;
+        } else {
+            m.delete(s, new.oid, &members, false)?;
+        }
+        m.write(s)?;
+    }
     Ok(())
 }
 
@@ -544,10 +576,169 @@ pub fn alter_role_set(_s: &mut SqlSession, _stmt: &pb::AlterRoleSetStmt) -> PgRe
     Err(PgError::unsupported("ALTER ROLE ... SET"))
 }
 
+// ---------------------------------------------------------------- membership
+
+/// Changes of role membership (pg_auth_members), made on a copy of the
+/// cluster catalog read after taking the membership lock, so that the
+/// checks of a later member in the same statement see the earlier ones;
+/// `write` stores the member rows that changed.
+struct Memberships {
+    cat: ClusterCatalog,
+    /// The current user (GetUserId()): the grantor unless GRANTED BY.
+    me: Oid,
+    session_user: Oid,
+    changed: Vec<Oid>,
+}
+
+impl Memberships {
+    fn lock(s: &SqlSession) -> PgResult<Memberships> {
+        let cat = locked_catalog(s, &[store::role_membership_key()])?;
+        let me = current_role(&cat, s)?.oid;
+        let session_user = cat.role_by_name(&s.session_user).map_or(me, |r| r.oid);
+        Ok(Memberships { cat, me, session_user, changed: Vec::new() })
+    }
+
+    /// The checks AddRoleMems and DelRoleMems make before touching rows:
+    /// superuser roles need a superuser; others CREATEROLE, or the admin
+    /// option held by `actor` (the grantor when granting).
+    fn check_may_change(&self, role: Oid, actor: Oid) -> PgResult<()> {
+        let me = &self.cat.roles[&self.me];
+        let target = &self.cat.roles[&role];
+        if target.superuser {
+            if !me.superuser {
+                return Err(denied("must be superuser to alter superusers"));
+            }
+        } else if !has_createrole(me) && !self.cat.is_admin_of_role(actor, role, self.session_user) {
+            return Err(denied(&format!("must have admin option on role \"{}\"", target.name)));
+        }
+        Ok(())
+    }
+
+    /// AddRoleMems: makes each of `members` a member of `role`.
+    fn add(&mut self, s: &SqlSession, role: Oid, members: &[(Oid, String)], grantor: Oid, admin: bool) -> PgResult<()> {
+        if members.is_empty() {
+            return Ok(());
+        }
+        self.check_may_change(role, grantor)?;
+        let role_name = self.cat.role_name(role);
+        if role == acl::PG_DATABASE_OWNER {
+            // PostgreSQL 15 raises these two without an error code (XX000).
+            return Err(PgError::internal(format!("role \"{role_name}\" cannot have explicit members")));
+        }
+        if grantor != self.me && !self.cat.is_superuser(self.me) {
+            return Err(denied("must be superuser to set grantor"));
+        }
+        for (member, member_name) in members {
+            if *member == acl::PG_DATABASE_OWNER {
+                return Err(PgError::internal(format!("role \"{member_name}\" cannot be a member of any role")));
+            }
+            // A membership loop would make every role in it hold the
+            // others' privileges through itself.
+            if self.cat.is_member_of_role_nosuper(role, *member, None) {
+                return Err(PgError::new(sqlstate::INVALID_GRANT_OPERATION, format!("role \"{role_name}\" is a member of role \"{member_name}\"")));
+            }
+            let row = self.cat.roles.get_mut(member).expect("members were looked up in this catalog");
+            match row.member_of.iter_mut().find(|m| m.role == role) {
+                Some(m) if !admin || m.admin_option => {
+                    notice(s, format!("role \"{member_name}\" is already a member of role \"{role_name}\""));
+                    continue;
+                }
+                Some(m) => {
+                    m.admin_option = true;
+                    m.grantor = grantor;
+                }
+                None => row.member_of.push(Membership { role, grantor, admin_option: admin }),
+            }
+            self.changed.push(*member);
+        }
+        Ok(())
+    }
+
+    /// DelRoleMems: ends each membership, or with `admin_only` only its
+    /// ADMIN OPTION.
+    fn delete(&mut self, s: &SqlSession, role: Oid, members: &[(Oid, String)], admin_only: bool) -> PgResult<()> {
+        if members.is_empty() {
+            return Ok(());
+        }
+        self.check_may_change(role, self.me)?;
+        let role_name = self.cat.role_name(role);
+        for (member, member_name) in members {
+            let row = self.cat.roles.get_mut(member).expect("members were looked up in this catalog");
+            let Some(i) = row.member_of.iter().position(|m| m.role == role) else {
+                s.notices.borrow_mut().push(PgError::warning(format!("role \"{member_name}\" is not a member of role \"{role_name}\"")));
+                continue;
+            };
+            if admin_only {
+                row.member_of[i].admin_option = false;
+            } else {
+                row.member_of.remove(i);
+            }
+            self.changed.push(*member);
+        }
+        Ok(())
+    }
+
+    fn write(self, s: &mut SqlSession) -> PgResult<()> {
+        let txn = s.txn()?;
+        for oid in &self.changed {
+            store::put_role(txn, &self.cat.roles[oid])?;
+        }
+        if !self.changed.is_empty() {
+            s.cluster_changed = true;
+        }
+        Ok(())
+    }
+}
+
+/// GRANT role [, ...] TO role [, ...] [WITH ADMIN OPTION] [GRANTED BY role]
+/// and REVOKE [ADMIN OPTION FOR] role [, ...] FROM role [, ...] (GrantRole).
+pub fn grant_role(s: &mut SqlSession, stmt: &pb::GrantRoleStmt) -> PgResult<()> {
+    let mut m = Memberships::lock(s)?;
+    let grantor = match &stmt.grantor {
+        Some(rs) => lookup_spec(&m.cat, s, &role_spec(rs))?.oid,
+        None => m.me,
+    };
+    let grantee_specs: Vec<Spec> = stmt
+        .grantee_roles
+        .iter()
+        .filter_map(|n| match &n.node {
+            Some(NodeEnum::RoleSpec(rs)) => Some(role_spec(rs)),
+            _ => None,
+        })
+        .collect();
+    let grantees = resolve_specs(&m.cat, s, &grantee_specs)?;
+    for n in &stmt.granted_roles {
+        let Some(NodeEnum::AccessPriv(ap)) = &n.node else { continue };
+        if !ap.cols.is_empty() {
+            return Err(PgError::new(sqlstate::INVALID_GRANT_OPERATION, "column names cannot be included in GRANT/REVOKE ROLE"));
+        }
+        let role = m.cat.role_by_name(&ap.priv_name).map(|r| r.oid).ok_or_else(|| does_not_exist(&ap.priv_name))?;
+        if stmt.is_grant {
+            m.add(s, role, &grantees, grantor, stmt.admin_opt)?;
+        } else {
+            m.delete(s, role, &grantees, stmt.admin_opt)?;
+        }
+    }
+    m.write(s)
+}
+
+/// DROP ROLE takes the dropped role out of every other role's memberships.
+fn forget_memberships_in(s: &mut SqlSession, role: Oid) -> PgResult<()> {
+    let mut m = Memberships::lock(s)?;
+    for (oid, r) in m.cat.roles.iter_mut() {
+        let before = r.member_of.len();
+        r.member_of.retain(|x| x.role != role);
+        if r.member_of.len() != before {
+            m.changed.push(*oid);
+        }
+    }
+    m.write(s)
+}
+
 /// DROP ROLE [IF EXISTS] name [, ...].
 pub fn drop_role(s: &mut SqlSession, stmt: &pb::DropRoleStmt) -> PgResult<()> {
     {
-        let cat = s.cluster.cluster_catalog();
+        let cat = s.cluster_catalog();
         let me = current_role(&cat, s)?;
         if !has_createrole(me) {
             return Err(denied("permission denied to drop role"));
@@ -558,7 +749,7 @@ pub fn drop_role(s: &mut SqlSession, stmt: &pb::DropRoleStmt) -> PgResult<()> {
         let Spec::Name(name) = role_spec(rs) else {
             return Err(PgError::new(sqlstate::INVALID_PARAMETER_VALUE, "cannot use special role specifier in DROP ROLE"));
         };
-        let committed = s.cluster.cluster_catalog();
+        let committed = s.cluster_catalog();
         let mut keys = vec![store::role_name_key(&name)];
         if let Some(r) = committed.role_by_name(&name) {
             keys.push(store::role_key(r.oid));
@@ -594,6 +785,8 @@ pub fn drop_role(s: &mut SqlSession, stmt: &pb::DropRoleStmt) -> PgResult<()> {
             )
             .with_detail(owned.join("\n")));
         }
+        forget_memberships_in(s, role.oid)?;
+        store::put_comment(s.txn()?, store::SHARED_COMMENTS_DB, 1260, role.oid, 0, None)?;
         store::delete_role(s.txn()?, role.oid)?;
         s.txn()?.delete(&store::role_name_key(&role.name))?;
         s.cluster_changed = true;
@@ -642,7 +835,7 @@ fn owned_objects(s: &SqlSession, cat: &ClusterCatalog, role: Oid) -> PgResult<Ve
 pub fn rename_role(s: &mut SqlSession, stmt: &pb::RenameStmt) -> PgResult<()> {
     let old = stmt.subname.as_str();
     let new = stmt.newname.as_str();
-    let committed = s.cluster.cluster_catalog();
+    let committed = s.cluster_catalog();
     let mut keys = vec![store::role_name_key(old), store::role_name_key(new)];
     keys.sort();
     if let Some(r) = committed.role_by_name(old) {

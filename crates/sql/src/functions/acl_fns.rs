@@ -67,12 +67,16 @@ const DATABASE_PRIVS: &[(&str, u32)] =
     &[("create", acl::CREATE), ("temporary", acl::CREATE_TEMP), ("temp", acl::CREATE_TEMP), ("connect", acl::CONNECT)];
 
 /// Whether `who` holds any of the privileges (or grant options) asked for.
-fn holds(items: &[acl::AclItem], who: &Grantee, owner: Oid, (privs, options): (u32, u32)) -> Datum {
+fn holds(kind: acl::ObjectKind, items: &[acl::AclItem], who: &Grantee, owner: Oid, (privs, options): (u32, u32)) -> Datum {
     if who.superuser {
         return Datum::Bool(privs | options != 0);
     }
-    let has = acl::mask(items, who, privs) != 0;
-    let go = if who.role == owner { options } else { acl::grant_options(items, who) & options };
+    let has = match kind {
+        acl::ObjectKind::Table | acl::ObjectKind::Sequence => acl::relation_mask(items, who, privs),
+        acl::ObjectKind::Schema => acl::schema_mask(items, who, privs),
+        acl::ObjectKind::Database => acl::mask(items, who, privs),
+    } != 0;
+    let go = if who.holds(owner) { options } else { acl::grant_options(items, who) & options };
     Datum::Bool(has || go != 0)
 }
 
@@ -85,7 +89,7 @@ fn table_by_name(c: &FnCtx, name: &str) -> PgResult<Oid> {
 fn table_check(c: &FnCtx, who: Grantee, rel: Oid, privs: &str) -> PgResult<Datum> {
     let mask = privilege_mask(privs, TABLE_PRIVS)?;
     let Some(r) = c.env.catalog().relation(rel).cloned() else { return Ok(Datum::Null) };
-    Ok(holds(&crate::commands::grant::relation_acl(&r), &who, r.owner, mask))
+    Ok(holds(acl::ObjectKind::Table, &crate::commands::grant::relation_acl(&r), &who, r.owner, mask))
 }
 
 fn htp_name_name(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
@@ -123,7 +127,7 @@ fn schema_by_name(c: &FnCtx, name: &str) -> PgResult<Oid> {
 fn schema_check(c: &FnCtx, who: Grantee, nsp: Oid, privs: &str) -> PgResult<Datum> {
     let mask = privilege_mask(privs, SCHEMA_PRIVS)?;
     let Some(ns) = c.env.catalog().namespaces.get(&nsp) else { return Ok(Datum::Null) };
-    Ok(holds(&acl::schema_acl(ns.oid, ns.owner, &ns.acl), &who, ns.owner, mask))
+    Ok(holds(acl::ObjectKind::Schema, &acl::schema_acl(ns.oid, ns.owner, &ns.acl), &who, ns.owner, mask))
 }
 
 fn hsp_name_name(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
@@ -162,7 +166,7 @@ fn database_check(c: &FnCtx, who: Grantee, db: Oid, privs: &str) -> PgResult<Dat
     let cat = c.env.cluster_catalog();
     let Some(d) = cat.databases.get(&db) else { return Ok(Datum::Null) };
     let items = crate::commands::grant::database_acl(d.oid, d.owner, &d.acl, &d.name);
-    Ok(holds(&items, &who, d.owner, mask))
+    Ok(holds(acl::ObjectKind::Database, &items, &who, d.owner, mask))
 }
 
 fn hdp_name_name(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
@@ -186,7 +190,75 @@ fn hdp_id(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
     database_check(c, current(c)?, arg_oid(a, 0), arg_str(a, 1))
 }
 
+// ---------------------------------------------------------------- roles
+
+/// pg_has_role (pg_role_aclcheck): MEMBER asks for membership however
+/// reached (SET ROLE), USAGE for holding the role's privileges (through
+/// INHERIT), either WITH ADMIN|GRANT OPTION for the right to grant it.
+fn role_check(c: &FnCtx, member: Oid, role: Oid, privs: &str) -> PgResult<Datum> {
+    const USAGE: u32 = 1;
+    const MEMBER: u32 = 2;
+    const ADMIN: u32 = 4;
+    let mut mode = 0;
+    for chunk in privs.split(',') {
+        let word = chunk.trim();
+        mode |= match word.to_ascii_lowercase().as_str() {
+            "usage" => USAGE,
+            "member" => MEMBER,
+            "usage with grant option" | "usage with admin option" | "member with grant option" | "member with admin option" => ADMIN,
+            _ => return Err(PgError::new(sqlstate::INVALID_PARAMETER_VALUE, format!("unrecognized privilege type: \"{word}\""))),
+        };
+    }
+    let cat = c.env.cluster_catalog();
+    if !cat.roles.contains_key(&member) || !cat.roles.contains_key(&role) {
+        return Ok(Datum::Null);
+    }
+    let session = cat.role_by_name(&c.env.session_user()).map_or(member, |r| r.oid);
+    let db = Some(c.env.database_oid());
+    let ok = (mode & ADMIN != 0 && cat.is_admin_of_role(member, role, session))
+        || (mode & MEMBER != 0 && (cat.is_superuser(member) || cat.is_member_of_role_nosuper(member, role, db)))
+        || (mode & USAGE != 0 && cat.has_privs_of_role(member, role, db));
+    Ok(Datum::Bool(ok))
+}
+
+fn role_oid_by_name(c: &FnCtx, name: &str) -> PgResult<Oid> {
+    c.env
+        .cluster_catalog()
+        .role_by_name(name)
+        .map(|r| r.oid)
+        .ok_or_else(|| PgError::new(sqlstate::UNDEFINED_OBJECT, format!("role \"{name}\" does not exist")))
+}
+
+fn current_oid(c: &FnCtx) -> PgResult<Oid> {
+    role_oid_by_name(c, &c.env.current_user())
+}
+
+fn phr_name_name(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    role_check(c, role_oid_by_name(c, arg_str(a, 0))?, role_oid_by_name(c, arg_str(a, 1))?, arg_str(a, 2))
+}
+fn phr_name_id(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    role_check(c, role_oid_by_name(c, arg_str(a, 0))?, arg_oid(a, 1), arg_str(a, 2))
+}
+fn phr_id_name(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    role_check(c, arg_oid(a, 0), role_oid_by_name(c, arg_str(a, 1))?, arg_str(a, 2))
+}
+fn phr_id_id(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    role_check(c, arg_oid(a, 0), arg_oid(a, 1), arg_str(a, 2))
+}
+fn phr_name(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    role_check(c, current_oid(c)?, role_oid_by_name(c, arg_str(a, 0))?, arg_str(a, 1))
+}
+fn phr_id(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    role_check(c, current_oid(c)?, arg_oid(a, 0), arg_str(a, 1))
+}
+
 pub(super) fn register(r: &mut Registry) {
+    plain(r, &["pg_has_role_name_name"], phr_name_name);
+    plain(r, &["pg_has_role_name_id"], phr_name_id);
+    plain(r, &["pg_has_role_id_name"], phr_id_name);
+    plain(r, &["pg_has_role_id_id"], phr_id_id);
+    plain(r, &["pg_has_role_name"], phr_name);
+    plain(r, &["pg_has_role_id"], phr_id);
     plain(r, &["has_table_privilege_name_name"], htp_name_name);
     plain(r, &["has_table_privilege_name_id"], htp_name_id);
     plain(r, &["has_table_privilege_id_name"], htp_id_name);

@@ -240,6 +240,24 @@ pub fn cast_datum_env(d: Datum, from: SqlType, to: SqlType, explicit: bool, env:
         }
         return regtype_in(&s).map(Datum::Oid);
     }
+    if is_string(from.oid) && to.oid == oid::REGROLE {
+        let s = d.as_str().unwrap_or("").trim().to_string();
+        if let Ok(n) = s.parse::<u32>() {
+            return Ok(Datum::Oid(n));
+        }
+        let name = single_identifier(&s)?;
+        return env
+            .cluster_catalog()
+            .role_by_name(&name)
+            .map(|r| Datum::Oid(r.oid))
+            .ok_or_else(|| PgError::new(sqlstate::UNDEFINED_OBJECT, format!("role \"{name}\" does not exist")));
+    }
+    if from.oid == oid::REGROLE && is_string(to.oid) {
+        if let Datum::Oid(o) = d {
+            let name = regrole_out(o, env);
+            return cast_datum(Datum::from_string(name), SqlType::new(oid::TEXT), to, explicit, &env.settings());
+        }
+    }
     if from.oid == oid::REGCLASS && is_string(to.oid) {
         if let Datum::Oid(o) = d {
             let name = env.relation_name(o).unwrap_or_else(|| o.to_string());
@@ -247,6 +265,32 @@ pub fn cast_datum_env(d: Datum, from: SqlType, to: SqlType, explicit: bool, env:
         }
     }
     cast_datum(d, from, to, explicit, &env.settings())
+}
+
+/// regroleout: the role's name as an identifier, or its number when no
+/// role has it.
+pub fn regrole_out(o: Oid, env: &dyn Env) -> String {
+    match env.cluster_catalog().roles.get(&o) {
+        Some(r) => super::quote_ident(&r.name),
+        None => o.to_string(),
+    }
+}
+
+/// One identifier as stringToQualifiedNameList reads it: folded to lower
+/// case unless double-quoted.
+fn single_identifier(s: &str) -> PgResult<String> {
+    let invalid = || PgError::new(sqlstate::INVALID_NAME, "invalid name syntax");
+    if let Some(inner) = s.strip_prefix('"') {
+        let inner = inner.strip_suffix('"').ok_or_else(invalid)?;
+        if inner.is_empty() || inner.replace("\"\"", "").contains('"') {
+            return Err(invalid());
+        }
+        return Ok(inner.replace("\"\"", "\""));
+    }
+    if s.is_empty() || s.contains(['.', '"', ' ']) {
+        return Err(invalid());
+    }
+    Ok(s.to_lowercase())
 }
 
 /// regprocin for built-in functions: a function name, optionally qualified
@@ -273,14 +317,20 @@ fn regproc_in(s: &str) -> PgResult<Oid> {
     if quoted || parts.len() > 2 || parts.iter().any(|p| p.is_empty()) {
         return Err(PgError::new(sqlstate::INVALID_NAME, "invalid name syntax"));
     }
-    if parts.len() == 2 && parts[0] != "pg_catalog" {
-        return Err(not_found());
-    }
+    // pg_catalog's functions, or information_schema's when named so.
+    let namespace = match parts.len() {
+        2 if parts[0] == "pg_catalog" => crate::catalog::PG_CATALOG_NAMESPACE,
+        2 if parts[0] == "information_schema" => crate::catalog::INFORMATION_SCHEMA_NAMESPACE,
+        2 => return Err(not_found()),
+        _ => crate::catalog::PG_CATALOG_NAMESPACE,
+    };
     let name = parts.last().unwrap();
-    match builtins().procs_by_name.get(name.as_str()).map(Vec::as_slice) {
-        Some([oid]) => Ok(*oid),
-        Some([_, _, ..]) => Err(PgError::new(sqlstate::AMBIGUOUS_FUNCTION, format!("more than one function named \"{s}\""))),
-        _ => Err(not_found()),
+    let b = builtins();
+    let found: Vec<Oid> = b.procs_by_name.get(name.as_str()).into_iter().flatten().copied().filter(|o| b.procs[o].namespace == namespace).collect();
+    match found.as_slice() {
+        [oid] => Ok(*oid),
+        [_, _, ..] => Err(PgError::new(sqlstate::AMBIGUOUS_FUNCTION, format!("more than one function named \"{s}\""))),
+        [] => Err(not_found()),
     }
 }
 

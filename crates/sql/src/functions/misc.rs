@@ -407,6 +407,17 @@ fn obj_description_any(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
     Ok(description(c, 0, arg_i64(a, 0) as tusk_types::Oid, 0))
 }
 
+/// shobj_description(object, catalog name): pg_shdescription's comment.
+fn shobj_description(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    let objoid = arg_i64(a, 0) as tusk_types::Oid;
+    let class = match arg_str(a, 1) {
+        "pg_authid" => 1260,
+        "pg_database" => 1262,
+        _ => return Ok(Datum::Null),
+    };
+    Ok(c.env.cluster_catalog().shared_comments.get(&(class, objoid)).map(|t| Datum::from_string(t.clone())).unwrap_or(Datum::Null))
+}
+
 fn col_description(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
     const PG_CLASS: tusk_types::Oid = 1259;
     Ok(description(c, PG_CLASS, arg_i64(a, 0) as tusk_types::Oid, arg_i64(a, 1) as i32))
@@ -416,6 +427,7 @@ pub(super) fn register(r: &mut Registry) {
     plain(r, &["oid:1215"], obj_description);
     plain(r, &["oid:1348"], obj_description_any);
     plain(r, &["oid:1216"], col_description);
+    plain(r, &["oid:1993"], shobj_description);
     plain(r, &["now"], now);
     plain(r, &["statement_timestamp"], statement_timestamp);
     plain(r, &["clock_timestamp"], clock_timestamp);

@@ -20,6 +20,7 @@ pub mod limits;
 mod math;
 mod misc;
 mod numeric_ops;
+mod sizes;
 pub(crate) mod ruleutils;
 mod srf;
 mod string;
@@ -91,7 +92,19 @@ pub trait Env {
     fn prepared_statements(&self) -> Vec<(String, crate::session::PreparedStatementInfo)> {
         Vec::new()
     }
+    /// This session's open cursors (pg_cursors).
+    fn open_cursors(&self) -> Vec<crate::commands::cursor::CursorInfo> {
+        Vec::new()
+    }
     fn database_oid(&self) -> Oid;
+    /// The bytes a relation's storage holds (see `Engine::prefix_bytes`).
+    fn storage_bytes(&self, _storage_id: u32) -> PgResult<u64> {
+        Ok(0)
+    }
+    /// The bytes all relations of a database hold; None if it does not exist.
+    fn database_bytes(&self, _db: Oid) -> PgResult<Option<u64>> {
+        Ok(None)
+    }
     /// Whether rows of `storage_id` may be written around the transaction
     /// (see `tusk_storage::BulkWriter`): the transaction created the storage
     /// at its current savepoint level, and it reads at statement snapshots
@@ -104,26 +117,40 @@ pub trait Env {
     fn constraint_deferred(&self, _constraint: Oid, initially_deferred: bool) -> bool {
         initially_deferred
     }
-    /// Queues the check of a deferred foreign key for the end of the
-    /// transaction (or SET CONSTRAINTS ... IMMEDIATE).
-    fn defer_foreign_key_check(&self, _check: DeferredFkCheck) {}
+    /// Queues the check of a deferred constraint (foreign key or unique)
+    /// for the end of the transaction (or SET CONSTRAINTS ... IMMEDIATE).
+    fn defer_check(&self, _check: DeferredCheck) {}
 }
 
-/// A foreign key check a DEFERRED constraint leaves to the end of the
-/// transaction, as PostgreSQL queues its RI triggers' events.
+/// A check a DEFERRED constraint leaves to the end of the transaction, as
+/// PostgreSQL queues its RI and unique-recheck triggers' events.
 #[derive(Clone, Debug)]
-pub enum DeferredFkCheck {
+pub enum DeferredCheck {
     /// A referencing row was written: it must then reference an existing row.
     Reference { constraint: Oid, table: Oid, row_key: Vec<u8> },
     /// A referenced key went away (NO ACTION): no row may reference it then,
     /// unless a row with that key exists again.
     Referenced { constraint: Oid, table: Oid, key: Vec<Datum> },
+    /// A row took this key (encoded, without the index's storage prefix)
+    /// in the index of a deferrable unique or primary key constraint: at
+    /// most one row may have it then.
+    Unique { constraint: Oid, table: Oid, index: Oid, key: Vec<u8> },
 }
 
-impl DeferredFkCheck {
+impl DeferredCheck {
     pub fn constraint(&self) -> Oid {
         match self {
-            DeferredFkCheck::Reference { constraint, .. } | DeferredFkCheck::Referenced { constraint, .. } => *constraint,
+            DeferredCheck::Reference { constraint, .. } | DeferredCheck::Referenced { constraint, .. } | DeferredCheck::Unique { constraint, .. } => *constraint,
+        }
+    }
+
+    /// What makes two queued checks the same check (the later one is then
+    /// dropped): a referencing row, or a unique key, per constraint.
+    pub fn dedup_key(&self) -> Option<(Oid, Vec<u8>)> {
+        match self {
+            DeferredCheck::Reference { constraint, row_key, .. } => Some((*constraint, row_key.clone())),
+            DeferredCheck::Unique { constraint, key, .. } => Some((*constraint, key.clone())),
+            DeferredCheck::Referenced { .. } => None,
         }
     }
 }
@@ -157,6 +184,7 @@ fn registry() -> &'static Registry {
         misc::register(&mut r);
         catalog_fns::register(&mut r);
         acl_fns::register(&mut r);
+        sizes::register(&mut r);
         json::register(&mut r);
         srf::register(&mut r);
         cast::register(&mut r);
@@ -245,6 +273,7 @@ pub(crate) fn division_by_zero() -> PgError {
     PgError::new(sqlstate::DIVISION_BY_ZERO, "division by zero")
 }
 
+pub use catalog_fns::column_default_text;
 pub use compare::compare as compare_values;
 
 /// quote_ident: a name as PostgreSQL prints it (quoted when needed).
