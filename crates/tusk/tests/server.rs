@@ -476,7 +476,16 @@ async fn pg_stat_activity_lists_sessions_with_state_and_query() {
 
     // A failed block, then the session ends and leaves the view.
     let _ = b.batch_execute("SELECT 1/0").await;
-    let state: String = a.query_one("SELECT state FROM pg_stat_activity WHERE pid = $1", &[&b_pid]).await.unwrap().get(0);
+    // The client has the error before the server session goes idle (it
+    // sends ReadyForQuery after): wait for the state to settle.
+    let mut state = String::new();
+    for _ in 0..100 {
+        state = a.query_one("SELECT state FROM pg_stat_activity WHERE pid = $1", &[&b_pid]).await.unwrap().get(0);
+        if state != "active" {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
     assert_eq!(state, "idle in transaction (aborted)");
     drop(b);
     let mut gone = false;
