@@ -12,6 +12,8 @@ command -v g++ >/dev/null || need+=(g++)
 command -v cmake >/dev/null || need+=(cmake)
 [ -x /usr/lib/postgresql/15/bin/postgres ] || need+=(postgresql-15)
 command -v psql >/dev/null || need+=(postgresql-client-15)
+# The TLS cipher scan in crates/tusk/tests/auth.rs: openssl s_client.
+command -v openssl >/dev/null || need+=(openssl)
 # The driver suites (tests/drivers): a Python virtualenv, node and npm.
 command -v python3 >/dev/null || need+=(python3)
 python3 -c "import venv, ensurepip" 2>/dev/null || need+=(python3-venv)

@@ -96,7 +96,6 @@ pub fn schema_acl(oid: Oid, owner: Oid, stored: &Option<Vec<AclItem>>) -> Vec<Ac
 pub struct Grantee {
     pub role: Oid,
     pub superuser: bool,
-    pub owns_database: bool,
     pub privileges_of: Vec<Oid>,
 }
 
@@ -110,13 +109,17 @@ impl Grantee {
     pub fn of(cat: &ClusterCatalog, role: Oid, db: Oid) -> Grantee {
         let superuser = cat.is_superuser(role);
         let privileges_of = cat.roles_of(role, true, Some(db));
-        let owns_database = privileges_of.contains(&PG_DATABASE_OWNER);
-        Grantee { role, superuser, owns_database, privileges_of }
+        Grantee { role, superuser, privileges_of }
     }
 
     /// Nobody: a role that does not exist holds no privilege.
     pub fn nobody() -> Grantee {
-        Grantee { role: Oid::MAX, superuser: false, owns_database: false, privileges_of: Vec::new() }
+        Grantee { role: Oid::MAX, superuser: false, privileges_of: Vec::new() }
+    }
+
+    /// Whether it owns the current database (holds pg_database_owner).
+    pub fn owns_database(&self) -> bool {
+        self.privileges_of.contains(&PG_DATABASE_OWNER)
     }
 
     /// has_privs_of_role: whether it holds `role`'s privileges.

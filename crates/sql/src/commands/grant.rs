@@ -384,7 +384,7 @@ pub fn grant(s: &mut SqlSession, stmt: &pb::GrantStmt, sql: &str) -> PgResult<()
             let current = acl::schema_acl(nsp.oid, nsp.owner, &nsp.acl);
             // The public schema's owner is pg_database_owner.
             let owner = if nsp.oid == crate::catalog::PUBLIC_NAMESPACE && nsp.acl.is_none() { acl::PG_DATABASE_OWNER } else { nsp.owner };
-            let owner = if owner == acl::PG_DATABASE_OWNER && current_grantee(s).owns_database { current_role_oid(s) } else { owner };
+            let owner = if owner == acl::PG_DATABASE_OWNER && current_grantee(s).owns_database() { current_role_oid(s) } else { owner };
             let grantor_owner = if nsp.oid == crate::catalog::PUBLIC_NAMESPACE { acl::PG_DATABASE_OWNER } else { owner };
             let new = apply_schema(s, stmt, n, owner, grantor_owner, current, requested, &grantees)?;
             let mut ns = nsp.clone();
