@@ -173,6 +173,9 @@ def main():
 
     n = args.rows
     queries = {
+        # The control: what a fresh session costs by itself, included in
+        # every other query's "peak above idle".
+        "session": "SELECT pg_sleep(1)",
         "sort": f"SELECT count(*) FROM (SELECT g FROM generate_series(1, {n}) g ORDER BY (g::int8 * 7919) % 10000019) s",
         "group-by": f"SELECT count(*), sum(c) FROM (SELECT g % {n // 2} AS k, count(*) AS c FROM generate_series(1, {n}) g GROUP BY 1) s",
         "hash-join": f"SELECT count(*) FROM (SELECT g FROM generate_series(1, {n // 2}) g) a JOIN (SELECT g FROM generate_series(1, {n // 2}) g) b ON a.g = b.g",

@@ -57,6 +57,15 @@ pub enum ShutdownMode {
     Immediate = 3,
 }
 
+/// How `Server::run` ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Exit {
+    /// Shut down as asked.
+    Stopped,
+    /// The storage engine needs reopening: start the server again.
+    Restart,
+}
+
 /// One registered session.
 pub struct BackendHandle {
     pub pid: i32,
@@ -327,38 +336,70 @@ impl Server {
     }
 
     /// Accepts connections until `stop` reports a shutdown mode, then shuts down that way.
-    pub fn run(self, stop: &dyn Fn() -> Option<ShutdownMode>) -> PgResult<()> {
+    pub fn run(self, stop: &dyn Fn() -> Option<ShutdownMode>) -> PgResult<Exit> {
+        let mut storage_checked = Instant::now();
         let mode = loop {
             if let Some(m) = stop() {
                 break m;
             }
-            match self.listener.accept() {
-                Ok((stream, _)) => {
-                    let _ = stream.set_nonblocking(false);
-                    let shared = self.shared.clone();
-                    let spawned = std::thread::Builder::new()
-                        .name("tusk-session".into())
-                        // Deep statements recurse deeply (parse tree decoding,
-                        // analysis, evaluation; see parser::MAX_TREE_DEPTH);
-                        // untouched stack costs only address space.
-                        .stack_size(64 << 20)
-                        .spawn(move || connection::serve(shared, stream));
-                    if let Err(e) = spawned {
-                        log::error!("could not start a session thread: {e}");
-                    }
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => wait_readable(&self.listener, Duration::from_millis(50)),
-                Err(e) => {
-                    log::warn!("accept failed: {e}");
-                    std::thread::sleep(Duration::from_millis(20));
+            if storage_checked.elapsed() >= Duration::from_secs(1) {
+                storage_checked = Instant::now();
+                if self.shared.cluster.engine.stuck_after_disk_full() {
+                    return self.restart_after_storage_failure();
                 }
             }
+            self.accept_one();
         };
-        self.shutdown(mode, stop)
+        self.shutdown(mode, stop).map(|()| Exit::Stopped)
+    }
+
+    /// The storage engine stopped writing for good (see
+    /// `Engine::stuck_after_disk_full`) and only reopening it cures that:
+    /// as PostgreSQL's postmaster does after a PANIC, end every session and
+    /// start over, recovering from the WAL (every commit acknowledged was
+    /// synced to it). The caller re-executes the server.
+    fn restart_after_storage_failure(self) -> PgResult<Exit> {
+        log::error!("storage: writes stay stopped after the disk was full although space is free again; terminating all sessions and restarting");
+        drop(self.listener);
+        self.shared.shutdown.store(ShutdownMode::Fast as u8, Ordering::SeqCst);
+        for h in self.shared.backends.lock().values() {
+            h.terminate();
+        }
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while self.shared.session_count() > 0 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        // No flush: the engine refuses writes; recovery replays the WAL.
+        Ok(Exit::Restart)
+    }
+
+    /// Accepts one connection (waiting up to 50 ms for it) and serves it on
+    /// a thread of its own.
+    fn accept_one(&self) {
+        match self.listener.accept() {
+            Ok((stream, _)) => {
+                let _ = stream.set_nonblocking(false);
+                let shared = self.shared.clone();
+                let spawned = std::thread::Builder::new()
+                    .name("tusk-session".into())
+                    // Deep statements recurse deeply (parse tree decoding,
+                    // analysis, evaluation; see parser::MAX_TREE_DEPTH);
+                    // untouched stack costs only address space.
+                    .stack_size(64 << 20)
+                    .spawn(move || connection::serve(shared, stream));
+                if let Err(e) = spawned {
+                    log::error!("could not start a session thread: {e}");
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => wait_readable(&self.listener, Duration::from_millis(50)),
+            Err(e) => {
+                log::warn!("accept failed: {e}");
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
     }
 
     fn shutdown(self, mode: ShutdownMode, stop: &dyn Fn() -> Option<ShutdownMode>) -> PgResult<()> {
-        drop(self.listener);
         self.shared.shutdown.store(mode as u8, Ordering::SeqCst);
         if mode == ShutdownMode::Immediate {
             // No flush and no waiting for sessions: the caller removes its
@@ -369,6 +410,9 @@ impl Server {
         let mut mode = mode;
         if mode == ShutdownMode::Smart {
             log::info!("smart shutdown: waiting for {} session(s) to end", self.shared.session_count());
+            // As PostgreSQL's postmaster, keep answering new connections
+            // meanwhile, with FATAL 57P03 "the database system is shutting
+            // down" (connection::serve checks), rather than refusing them.
             while self.shared.session_count() > 0 {
                 if let Some(m) = stop() {
                     if m != ShutdownMode::Smart {
@@ -376,13 +420,14 @@ impl Server {
                         break;
                     }
                 }
-                std::thread::sleep(Duration::from_millis(50));
+                self.accept_one();
             }
             if mode == ShutdownMode::Immediate {
                 log::info!("immediate shutdown");
                 return Ok(());
             }
         }
+        drop(self.listener);
         if self.shared.session_count() > 0 {
             log::info!("fast shutdown: terminating {} session(s)", self.shared.session_count());
             for h in self.shared.backends.lock().values() {

@@ -417,7 +417,18 @@ impl SqlSession {
 
     /// Restarts a sequence so that a rollback of this transaction (or of a
     /// savepoint it is under) puts the old state back.
+    ///
+    /// The restart is written at once, outside the transaction, so, as in
+    /// PostgreSQL (whose restart writes a new relfilenode under a lock
+    /// nextval's RowExclusiveLock conflicts with), the sequence stays
+    /// locked until this transaction ends: other sessions' nextval and
+    /// setval wait rather than see a restart that may yet roll back, and
+    /// the restart waits for transactions that used the sequence. Every
+    /// way a transaction ends without committing undoes the restart before
+    /// it releases that lock, except a commit the storage refuses (the
+    /// engine released the locks by then), a window of one undo.
     pub fn restart_sequence(&self, seq: Oid, info: &crate::catalog::SequenceInfo, value: i64) -> PgResult<()> {
+        self.txn()?.get_for_update(&crate::commands::ddl::relation_lock_key(seq))?;
         let (last, called) = self.cluster.sequences.peek(seq, info)?;
         // The first restart of the sequence in this transaction leaves an
         // undo record for a crash before the commit, which the commit
@@ -447,6 +458,9 @@ impl SqlSession {
     }
 
     pub fn rollback(&mut self) {
+        // Before the locks go: a session waiting on a restarted sequence
+        // must find it as it was (see `restart_sequence`).
+        self.undo_sequence_restarts(0);
         if let Some(txn) = self.txn.take() {
             txn.rollback();
         }
@@ -459,7 +473,6 @@ impl SqlSession {
         self.locked_relations.borrow_mut().clear();
         self.drop_fresh_storage();
         self.clear_deferred_checks();
-        self.undo_sequence_restarts(0);
         self.cluster_changed = false;
         self.end_settings_transaction(false);
     }
@@ -467,6 +480,9 @@ impl SqlSession {
     /// An error ended the transaction block: drop its writes and locks now;
     /// the block stays open (failed) until ROLLBACK.
     pub fn abort_work(&mut self) {
+        // Nothing of the failed block can commit any more; its sequence
+        // restarts go back while their locks are held.
+        self.undo_sequence_restarts(0);
         if let Some(txn) = self.txn.as_mut() {
             txn.abort_work();
         }
@@ -501,6 +517,11 @@ impl SqlSession {
     /// Rolls back to the newest storage savepoint (and removes it), with
     /// the session state remembered there.
     pub fn rollback_to_savepoint(&mut self) -> PgResult<()> {
+        // Sequence restarts are undone while their locks are still held
+        // (the storage rollback releases the locks taken since).
+        if let Some(m) = self.savepoint_marks.borrow().last() {
+            self.undo_sequence_restarts(m.sequence_undo);
+        }
         self.txn()?.rollback_to_savepoint()?;
         let mark = self.savepoint_marks.borrow_mut().pop();
         debug_assert!(mark.is_some(), "every storage savepoint has a mark");
@@ -509,7 +530,6 @@ impl SqlSession {
         if let Some(m) = mark {
             self.pending_drops.borrow_mut().truncate(m.pending_drops);
             self.pending_seq_drops.borrow_mut().truncate(m.pending_seq_drops);
-            self.undo_sequence_restarts(m.sequence_undo);
             self.local_settings.borrow_mut().truncate(m.local_settings);
             let (isolation, read_only) = {
                 let cur = self.settings.borrow();
@@ -974,6 +994,8 @@ impl<'a> Env for SessionEnv<'a> {
             return Err(PgError::new(sqlstate::READ_ONLY_SQL_TRANSACTION, "cannot execute nextval() in a read-only transaction"));
         }
         let (name, info) = self.s.sequence_info(self.catalog, seq)?;
+        // Waits for a restart in progress (see `restart_sequence`).
+        self.s.lock_relation_shared(seq)?;
         let v = self.s.cluster.sequences.nextval(seq, &name, &info)?;
         self.s.currvals.borrow_mut().insert(seq, v);
         self.s.last_sequence.set(Some(seq));
@@ -998,6 +1020,7 @@ impl<'a> Env for SessionEnv<'a> {
     }
     fn setval(&self, seq: Oid, value: i64, is_called: bool) -> PgResult<i64> {
         let (name, info) = self.s.sequence_info(self.catalog, seq)?;
+        self.s.lock_relation_shared(seq)?;
         self.s.cluster.sequences.setval(seq, &name, &info, value, is_called)?;
         if is_called {
             self.s.currvals.borrow_mut().insert(seq, value);

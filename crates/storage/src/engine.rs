@@ -31,6 +31,9 @@ pub struct Engine {
     db: &'static Db,
     path: PathBuf,
     counters: Mutex<HashMap<Vec<u8>, CounterState>>,
+    /// The largest memtable: the room RocksDB needs to resume writing.
+    write_buffer: usize,
+    disk_full_watch: Mutex<DiskFullWatch>,
     /// Set by a clean shutdown so nothing starts writing afterwards.
     closed: AtomicBool,
 }
@@ -73,6 +76,7 @@ pub(crate) fn storage_error(e: rocksdb::Error) -> PgError {
     match e.kind() {
         ErrorKind::IOError if is_disk_full(&msg) => {
             log_disk_full(&msg);
+            DISK_FULL_SEEN.store(true, Ordering::Relaxed);
             let (verb, file, os) = describe_io_error(&msg);
             let message = match file {
                 Some(f) => format!("could not {verb} file \"{f}\": {os}"),
@@ -92,6 +96,10 @@ pub(crate) fn storage_error(e: rocksdb::Error) -> PgError {
         _ => PgError::internal(format!("storage error: {msg}")),
     }
 }
+
+/// Set by the first disk-full error; `Engine::stuck_after_disk_full`
+/// watches for the recovery from then on.
+static DISK_FULL_SEEN: AtomicBool = AtomicBool::new(false);
 
 /// Whether a RocksDB I/O error means the disk (or RocksDB's space limit) is full.
 fn is_disk_full(msg: &str) -> bool {
@@ -172,6 +180,15 @@ fn write_buffer_for(requested: usize, total_bytes: Option<u64>) -> usize {
 
 /// The size of the filesystem holding `dir`.
 fn filesystem_bytes(dir: &Path) -> Option<u64> {
+    statvfs(dir).map(|st| st.f_blocks as u64 * st.f_frsize as u64)
+}
+
+/// The bytes an unprivileged process may still write on the filesystem holding `dir`.
+fn filesystem_free_bytes(dir: &Path) -> Option<u64> {
+    statvfs(dir).map(|st| st.f_bavail as u64 * st.f_frsize as u64)
+}
+
+fn statvfs(dir: &Path) -> Option<libc::statvfs> {
     use std::os::unix::ffi::OsStrExt;
     let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
     let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
@@ -179,7 +196,19 @@ fn filesystem_bytes(dir: &Path) -> Option<u64> {
     if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
         return None;
     }
-    Some(st.f_blocks as u64 * st.f_frsize as u64)
+    Some(st)
+}
+
+/// How long space must have been back before a write that still fails
+/// counts as stuck: RocksDB's SstFileManager checks the free space every
+/// 5 s and resumes by itself when it can.
+const RESUME_GRACE: std::time::Duration = std::time::Duration::from_secs(8);
+
+/// Where `stuck_after_disk_full` stands, between two calls.
+#[derive(Default)]
+struct DiskFullWatch {
+    /// Since when enough space has been free.
+    space_back_since: Option<std::time::Instant>,
 }
 
 impl Engine {
@@ -247,6 +276,8 @@ impl Engine {
             db,
             path: dir.to_path_buf(),
             counters: Mutex::new(HashMap::new()),
+            write_buffer,
+            disk_full_watch: Mutex::new(DiskFullWatch::default()),
             closed: AtomicBool::new(false),
         }))
     }
@@ -382,6 +413,44 @@ impl Engine {
         // Not synced: losing it in a crash leaves the storage orphaned,
         // and the next start deletes orphaned storage again.
         self.db.write(batch).map_err(storage_error)
+    }
+
+    /// Whether writes stay stopped although the disk has room again, which
+    /// only reopening the database cures: RocksDB resumes by itself after
+    /// a failed WAL append or flush, but under a TransactionDB (allow_2pc)
+    /// a compaction that hit the full disk is a fatal background error.
+    /// Called periodically by the server (cheap unless a disk-full error
+    /// was seen); once space has been back for `RESUME_GRACE`, a synced
+    /// probe write decides: success means RocksDB resumed (and the watch
+    /// ends), a disk-full failure means stuck.
+    pub fn stuck_after_disk_full(&self) -> bool {
+        if !DISK_FULL_SEEN.load(Ordering::Relaxed) {
+            return false;
+        }
+        let mut watch = self.disk_full_watch.lock();
+        // The room a flush needs, and as much again for the WAL and a
+        // compaction's output (RocksDB's own reserve is twice the memtable).
+        let room = 2 * self.write_buffer as u64 + (4 << 20);
+        if filesystem_free_bytes(&self.path).unwrap_or(0) < room {
+            watch.space_back_since = None;
+            return false;
+        }
+        let since = *watch.space_back_since.get_or_insert_with(std::time::Instant::now);
+        if since.elapsed() < RESUME_GRACE {
+            return false;
+        }
+        let mut probe = counter_key(b"");
+        probe.extend_from_slice(b"disk-full probe");
+        match self.put_direct(&probe, b"", true) {
+            Ok(()) => {
+                let _ = self.delete_direct(&probe);
+                DISK_FULL_SEEN.store(false, Ordering::Relaxed);
+                watch.space_back_since = None;
+                log::info!("storage: writes resumed after the disk was full");
+                false
+            }
+            Err(e) => e.code == sqlstate::DISK_FULL,
+        }
     }
 
     /// Makes everything written so far durable (used at clean shutdown and

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use tusk_server::{Server, ServerConfig, ShutdownMode};
+use tusk_server::{Exit, Server, ServerConfig, ShutdownMode};
 
 #[derive(Parser)]
 #[command(name = "tusk", version, about = "Tusk: a PostgreSQL-compatible database server")]
@@ -130,11 +130,31 @@ fn serve(data_dir: PathBuf, port: u16, listen: String, max_connections: usize, s
         }
         ShutdownMode::from_code(request.load(Ordering::SeqCst))
     });
-    let _ = std::fs::remove_file(&pid_path);
-    if let Err(e) = result {
-        log::error!("{}", e.message);
-        std::process::exit(1);
+    match result {
+        Ok(Exit::Stopped) => {
+            let _ = std::fs::remove_file(&pid_path);
+        }
+        Ok(Exit::Restart) => restart_in_place(),
+        Err(e) => {
+            let _ = std::fs::remove_file(&pid_path);
+            log::error!("{}", e.message);
+            std::process::exit(1);
+        }
     }
+}
+
+/// Starts this server over in the same process (same PID, so the PID file
+/// and whoever waits on the process stay right, same arguments and
+/// standard streams): the storage engine is opened afresh and recovers
+/// from its WAL. Every file RocksDB and the listener hold is
+/// close-on-exec, so the data directory's lock and the port are free for
+/// the new image.
+fn restart_in_place() -> ! {
+    use std::os::unix::process::CommandExt;
+    log::info!("restarting the server");
+    let err = std::process::Command::new("/proc/self/exe").args(std::env::args_os().skip(1)).exec();
+    log::error!("could not restart the server: {err}");
+    std::process::exit(1);
 }
 
 /// The server process of a data directory, from its PID file.

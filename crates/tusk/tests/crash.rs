@@ -1467,13 +1467,23 @@ fn clean_shutdown_modes_keep_committed_data_and_restart() {
         let mut stop = spawn_stop(&server, mode);
         match mode {
             "smart" => {
-                // New connections are refused once the shutdown began ...
+                // New connections are refused once the shutdown began, with
+                // PostgreSQL's FATAL 57P03 ...
                 runtime.block_on(async {
                     let deadline = Instant::now() + Duration::from_secs(30);
-                    while server.try_connect("postgres").await.is_ok() {
-                        assert!(Instant::now() < deadline, "smart shutdown: new connections still accepted");
+                    let refusal = loop {
+                        match server.try_connect("postgres").await {
+                            Ok(_) => assert!(Instant::now() < deadline, "smart shutdown: new connections still accepted"),
+                            Err(e) => break e,
+                        }
                         tokio::time::sleep(Duration::from_millis(20)).await;
-                    }
+                    };
+                    let db = refusal.as_db_error().unwrap_or_else(|| panic!("smart shutdown: connection refused without an error: {refusal}"));
+                    assert_eq!(
+                        (db.code().code(), db.severity(), db.message()),
+                        ("57P03", "FATAL", "the database system is shutting down"),
+                        "smart shutdown: a new connection's error"
+                    );
                     // ... while the sessions there keep working and commit.
                     a.execute("INSERT INTO m VALUES ($1, $2)", &[&(base + 100), &mode]).await.unwrap();
                     b.batch_execute("COMMIT").await.unwrap();
