@@ -313,7 +313,7 @@ impl Engine {
     /// A writer for storage that no other transaction can see yet (see
     /// `BulkWriter`).
     pub fn bulk_writer(self: &Arc<Self>) -> BulkWriter {
-        BulkWriter { engine: self.clone(), batch: rocksdb::WriteBatchWithTransaction::<true>::default(), bytes: 0 }
+        BulkWriter { engine: self.clone(), batch: BulkWriter::new_batch(), bytes: 0 }
     }
 
     /// The storage ids that have data, in order (for finding storage that
@@ -543,6 +543,12 @@ pub struct BulkWriter {
 const BULK_FLUSH_BYTES: usize = 4 << 20;
 
 impl BulkWriter {
+    /// A batch with room for a whole flush: growing the batch's buffer by
+    /// doubling copied it over and over (perf: a few % of a bulk COPY).
+    fn new_batch() -> rocksdb::WriteBatchWithTransaction<true> {
+        rocksdb::WriteBatchWithTransaction::<true>::with_capacity_bytes(BULK_FLUSH_BYTES + (64 << 10))
+    }
+
     pub fn put(&mut self, key: &[u8], value: &[u8]) -> PgResult<()> {
         self.batch.put(key, value);
         self.bytes += key.len() + value.len() + 8;
@@ -558,7 +564,7 @@ impl BulkWriter {
         if self.bytes == 0 {
             return Ok(());
         }
-        let batch = std::mem::take(&mut self.batch);
+        let batch = std::mem::replace(&mut self.batch, BulkWriter::new_batch());
         self.bytes = 0;
         let mut wo = WriteOptions::default();
         wo.set_sync(false);

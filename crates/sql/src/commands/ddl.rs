@@ -2968,6 +2968,15 @@ fn reload_rows(d: &Ddl, old: &Arc<Relation>, new: &Relation) -> PgResult<Option<
         let mut expected = vec![0u64; to.indexes.len()];
         let keyed = |row: &[Datum]| pk_cols.iter().all(|&c| !row[c].is_null());
         let mut null_col = None;
+        // Whether the new row keys came strictly increasing (see verify_unique_loaded).
+        let mut last_key: Option<Vec<u8>> = None;
+        let mut increasing = true;
+        let mut loaded = |key: Vec<u8>| {
+            if increasing {
+                increasing = last_key.as_ref().is_none_or(|last| *last < key);
+                last_key = Some(key);
+            }
+        };
         match to.placement_columns().filter(|_| to.same_layout(&from)) {
             // Only the keys change: stored values move as they are, and only
             // the columns that place them are decoded.
@@ -2981,7 +2990,8 @@ fn reload_rows(d: &Ddl, old: &Arc<Relation>, new: &Relation) -> PgResult<Option<
                         return Ok(());
                     }
                     to.count_entries(&row, &mut expected, cx)?;
-                    to.load_stored(value, &row, bulk.as_mut(), cx)
+                    loaded(to.load_stored(value, &row, bulk.as_mut(), cx)?);
+                    Ok(())
                 })?;
             }
             None => from.scan_all(cx, &mut |_, row| {
@@ -2990,7 +3000,8 @@ fn reload_rows(d: &Ddl, old: &Arc<Relation>, new: &Relation) -> PgResult<Option<
                     return Ok(());
                 }
                 to.count_entries(&row, &mut expected, cx)?;
-                to.load_row(&row, bulk.as_mut(), cx)
+                loaded(to.load_row(&row, bulk.as_mut(), cx)?);
+                Ok(())
             })?,
         }
         if let Some(b) = bulk.as_mut() {
@@ -3001,6 +3012,7 @@ fn reload_rows(d: &Ddl, old: &Arc<Relation>, new: &Relation) -> PgResult<Option<
                 from.scan_all(cx, &mut |_, row| if keyed(&row) { f(row) } else { Ok(()) })
             },
             &expected,
+            increasing,
             cx,
         )?;
         Ok(null_col)

@@ -706,7 +706,7 @@ impl TableAccess {
     /// transaction when `bulk` is given (storage the transaction owns, see
     /// `tusk_storage::BulkWriter`), else through it. For loads whose unique
     /// keys are verified afterwards by `verify_unique_loaded`.
-    pub fn load_row(&self, row: &[Datum], bulk: Option<&mut tusk_storage::BulkWriter>, cx: &ExecCx) -> PgResult<()> {
+    pub fn load_row(&self, row: &[Datum], bulk: Option<&mut tusk_storage::BulkWriter>, cx: &ExecCx) -> PgResult<Vec<u8>> {
         let key = self.new_row_key(row, cx)?;
         match bulk {
             Some(b) => {
@@ -719,7 +719,6 @@ impl TableAccess {
                     let (entry, _) = self.entry_key(idx, k, has_null, &key);
                     b.put(&entry, &key)?;
                 }
-                Ok(())
             }
             None => {
                 cx.txn.put(&key, &self.encode(row))?;
@@ -731,9 +730,9 @@ impl TableAccess {
                     let (entry, _) = self.entry_key(idx, k, has_null, &key);
                     cx.txn.put(&entry, &key)?;
                 }
-                Ok(())
             }
         }
+        Ok(key)
     }
 
     /// The live columns that place a row in this table (its key and index
@@ -760,7 +759,7 @@ impl TableAccess {
     /// `load_row` for a row whose stored value is already in this table's
     /// physical layout (a rewrite that only re-keys): the value goes in as
     /// it is; `row` needs only the `placement_columns`.
-    pub fn load_stored(&self, value: &[u8], row: &[Datum], bulk: Option<&mut tusk_storage::BulkWriter>, cx: &ExecCx) -> PgResult<()> {
+    pub fn load_stored(&self, value: &[u8], row: &[Datum], bulk: Option<&mut tusk_storage::BulkWriter>, cx: &ExecCx) -> PgResult<Vec<u8>> {
         let key = self.new_row_key(row, cx)?;
         let put = |k: &[u8], v: &[u8]| -> PgResult<()> { cx.txn.put(k, v) };
         match bulk {
@@ -781,7 +780,7 @@ impl TableAccess {
                 }
             }
         }
-        Ok(())
+        Ok(key)
     }
 
     /// Whether rows of `other` are stored in this table's physical layout.
@@ -818,13 +817,24 @@ impl TableAccess {
     /// each storage holds one key per row it indexes (a duplicate
     /// overwrote its twin). On a mismatch, `rows` is scanned again to name
     /// the first duplicate, as "could not create unique index" does.
-    pub fn verify_unique_loaded(&self, rows: &dyn Fn(&mut dyn FnMut(Vec<Datum>) -> PgResult<()>) -> PgResult<()>, expected: &[u64], cx: &ExecCx) -> PgResult<()> {
+    ///
+    /// `row_keys_increasing` says the row keys were loaded in strictly
+    /// increasing order, so a clustered key (the row key) cannot repeat and
+    /// its count is not needed (a full scan of the new storage saved; the
+    /// common case of a table loaded in key order, then keyed).
+    pub fn verify_unique_loaded(
+        &self,
+        rows: &dyn Fn(&mut dyn FnMut(Vec<Datum>) -> PgResult<()>) -> PgResult<()>,
+        expected: &[u64],
+        row_keys_increasing: bool,
+        cx: &ExecCx,
+    ) -> PgResult<()> {
         for (i, idx) in self.indexes.iter().enumerate() {
             if idx.deferrable {
                 self.verify_deferrable_unique(i, cx)?;
                 continue;
             }
-            if !idx.unique {
+            if !idx.unique || (idx.clustered && row_keys_increasing) {
                 continue;
             }
             let prefix = storage_prefix(idx.rel.storage_id);
@@ -898,7 +908,7 @@ impl TableAccess {
             self.verify_deferrable_unique(i, cx)?;
         } else if idx.unique {
             let only = TableAccess { indexes: vec![idx.clone()], ..self.clone() };
-            only.verify_unique_loaded(&|f| self.scan_all(cx, &mut |_, row| f(row)), &expected[i..=i], cx)?;
+            only.verify_unique_loaded(&|f| self.scan_all(cx, &mut |_, row| f(row)), &expected[i..=i], false, cx)?;
         }
         Ok(())
     }
