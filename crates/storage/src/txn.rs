@@ -290,9 +290,10 @@ impl Txn {
     /// Reads a key as of the statement's snapshot, including this transaction's own writes.
     pub fn get(&self, key: &[u8]) -> PgResult<Option<Vec<u8>>> {
         let ro = self.read_options();
+        let cf = self.engine.family(key);
         match self.inner.get() {
-            Some(txn) => txn.get_opt(key, &ro),
-            None => self.engine.db().get_opt(key, &ro),
+            Some(txn) => txn.get_cf_opt(cf, key, &ro),
+            None => self.engine.db().get_cf_opt(cf, key, &ro),
         }
         .map_err(storage_error)
     }
@@ -302,9 +303,10 @@ impl Txn {
     /// after the statement began, as PostgreSQL's RI queries do.
     pub fn get_latest(&self, key: &[u8]) -> PgResult<Option<Vec<u8>>> {
         let ro = ReadOptions::default();
+        let cf = self.engine.family(key);
         match self.inner.get() {
-            Some(txn) => txn.get_opt(key, &ro),
-            None => self.engine.db().get_opt(key, &ro),
+            Some(txn) => txn.get_cf_opt(cf, key, &ro),
+            None => self.engine.db().get_cf_opt(cf, key, &ro),
         }
         .map_err(storage_error)
     }
@@ -338,7 +340,7 @@ impl Txn {
     pub fn try_lock(&self, key: &[u8], exclusive: bool) -> PgResult<Option<Option<Vec<u8>>>> {
         self.interrupt.check()?;
         let txn = self.rocks();
-        match txn.get_for_update_opt(key, exclusive, &ReadOptions::default()) {
+        match txn.get_for_update_cf_opt(self.engine.family(key), key, exclusive, &ReadOptions::default()) {
             Ok(v) => Ok(Some(v)),
             Err(e) if e.kind() == rocksdb::ErrorKind::TimedOut => Ok(None),
             Err(e) => Err(map_write_error(e)),
@@ -353,7 +355,7 @@ impl Txn {
             // writes). Under REPEATABLE READ RocksDB validates the key
             // against the transaction snapshot and reports Busy on conflict.
             let ro = ReadOptions::default();
-            match txn.get_for_update_opt(key, exclusive, &ro) {
+            match txn.get_for_update_cf_opt(self.engine.family(key), key, exclusive, &ro) {
                 Ok(v) => return Ok(v),
                 Err(e) if e.kind() == rocksdb::ErrorKind::TimedOut => interrupt.check_lock_wait()?,
                 Err(e) => return Err(map_write_error(e)),
@@ -383,8 +385,8 @@ impl Txn {
         loop {
             let txn = self.rocks();
             let result = match value {
-                Some(v) => txn.put(key, v),
-                None => txn.delete(key),
+                Some(v) => txn.put_cf(self.engine.family(key), key, v),
+                None => txn.delete_cf(self.engine.family(key), key),
             };
             match result {
                 Ok(()) => return Ok(()),
@@ -429,7 +431,7 @@ impl Txn {
         ro.set_snapshot(&*snapshot);
         ro.set_iterate_lower_bound(lower.to_vec());
         ro.set_iterate_upper_bound(upper.to_vec());
-        let mut it = self.engine.db().raw_iterator_opt(ro);
+        let mut it = self.engine.db().raw_iterator_cf_opt(self.engine.family(lower), ro);
         if reverse {
             it.seek_to_last();
         } else {
@@ -459,9 +461,10 @@ impl Txn {
                 it.status().map_err(storage_error)?;
             }};
         }
+        let cf = self.engine.family(lower);
         match self.inner.get() {
-            Some(txn) => count!(txn.raw_iterator_opt(ro)),
-            None => count!(self.engine.db().raw_iterator_opt(ro)),
+            Some(txn) => count!(txn.raw_iterator_cf_opt(cf, ro)),
+            None => count!(self.engine.db().raw_iterator_cf_opt(cf, ro)),
         }
         Ok(n)
     }
@@ -491,9 +494,11 @@ impl Txn {
                 it.status().map_err(storage_error)?;
             }};
         }
+        // A range lies in one column family (scans stay within a prefix).
+        let cf = self.engine.family(lower);
         match self.inner.get() {
-            Some(txn) => collect!(txn.raw_iterator_opt(ro)),
-            None => collect!(self.engine.db().raw_iterator_opt(ro)),
+            Some(txn) => collect!(txn.raw_iterator_cf_opt(cf, ro)),
+            None => collect!(self.engine.db().raw_iterator_cf_opt(cf, ro)),
         }
         Ok(out)
     }
