@@ -1,7 +1,9 @@
 //! The storage engine: one RocksDB TransactionDB per data directory.
 //!
-//! Everything lives in one ordered key space (see `keys`): table rows,
-//! index entries, the catalog and counters. RocksDB gives us the WAL with
+//! Everything is addressed in one ordered key space (see `keys`): table
+//! rows, index entries, the catalog and counters; relation data is stored
+//! in a column family of its own (`DATA_CF`, chosen by the key's first
+//! byte, so callers never name a family). RocksDB gives us the WAL with
 //! group commit (a COMMIT with `sync` returns after fsync, batched with
 //! concurrent committers), snapshots for MVCC, and pessimistic row locks
 //! with deadlock detection.
