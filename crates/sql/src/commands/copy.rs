@@ -17,6 +17,7 @@
 //! CONTEXT line (`COPY t, line 3, column b: "x"`); the statement's
 //! transaction then rolls back, so nothing of it is loaded.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use pg_query::protobuf as pb;
@@ -621,7 +622,7 @@ impl CopyFrom {
             return Ok(());
         }
         let fields = match self.opts.format {
-            Format::Csv => self.split_csv(line)?,
+            Format::Csv => self.split_csv(line)?.into_iter().map(|f| f.map(Cow::Owned)).collect(),
             _ => self.split_text(line)?,
         };
         if !self.header_pending {
@@ -650,7 +651,7 @@ impl CopyFrom {
         Ok(())
     }
 
-    fn match_header(&self, fields: &[Option<Vec<u8>>], line: &[u8]) -> PgResult<()> {
+    fn match_header(&self, fields: &[Option<Cow<'_, [u8]>>], line: &[u8]) -> PgResult<()> {
         if fields.len() != self.names.len() {
             return Err(PgError::new(
                 sqlstate::BAD_COPY_FILE_FORMAT,
@@ -677,14 +678,27 @@ impl CopyFrom {
 
     /// Text format: fields split on the delimiter, backslash escapes
     /// decoded, and a field whose raw text is the NULL string read as NULL.
-    fn split_text(&self, line: &[u8]) -> PgResult<Vec<Option<Vec<u8>>>> {
+    ///
+    /// A field without backslashes is its own text: it is borrowed from the
+    /// line, not copied (most fields of a bulk load).
+    fn split_text<'a>(&self, line: &'a [u8]) -> PgResult<Vec<Option<Cow<'a, [u8]>>>> {
         let delim = self.opts.delimiter;
         let null = self.opts.null.as_bytes();
         let mut fields = Vec::with_capacity(self.columns.len());
         let mut i = 0;
         loop {
             let start = i;
-            let mut value = Vec::new();
+            let end = line[start..].iter().position(|&b| b == delim).map_or(line.len(), |p| start + p);
+            let raw = &line[start..end];
+            if !raw.contains(&b'\\') {
+                fields.push(if raw == null { None } else { Some(Cow::Borrowed(raw)) });
+                if end >= line.len() {
+                    break;
+                }
+                i = end + 1; // the delimiter
+                continue;
+            }
+            let mut value = Vec::with_capacity(raw.len());
             while i < line.len() && line[i] != delim {
                 let b = line[i];
                 if b != b'\\' || i + 1 >= line.len() {
@@ -724,7 +738,7 @@ impl CopyFrom {
                 }
             }
             let raw = &line[start..i];
-            fields.push(if raw == null { None } else { Some(value) });
+            fields.push(if raw == null { None } else { Some(Cow::Owned(value)) });
             if i >= line.len() {
                 break;
             }
@@ -788,7 +802,7 @@ impl CopyFrom {
 
     /// One table row from one line's fields: each converted by its
     /// column's input function, the other columns from their defaults.
-    fn make_row(&mut self, s: &SqlSession, fields: Vec<Option<Vec<u8>>>) -> PgResult<Vec<Datum>> {
+    fn make_row(&mut self, s: &SqlSession, fields: Vec<Option<Cow<'_, [u8]>>>) -> PgResult<Vec<Datum>> {
         let line = self.line_no;
         debug_assert_eq!(fields.len(), self.columns.len(), "field count checked by take_line");
         let width = self.defaults.len();
