@@ -284,8 +284,6 @@ impl Engine {
         // default family must not hold old WAL files back for long.
         o.create_missing_column_families(true);
         o.set_max_total_wal_size(4 * write_buffer as u64);
-        let existing = Db::list_cf(&o, dir).ok();
-        let migrate = existing.as_ref().is_some_and(|cfs| !cfs.iter().any(|c| c == DATA_CF));
         let families =
             [rocksdb::DEFAULT_COLUMN_FAMILY_NAME, DATA_CF].map(|name| rocksdb::ColumnFamilyDescriptor::new(name, o.clone()));
         let db = Db::open_cf_descriptors(&o, &topts, dir, families).map_err(|e| {
@@ -313,20 +311,24 @@ impl Engine {
             disk_full_watch: Mutex::new(DiskFullWatch::default()),
             closed: AtomicBool::new(false),
         });
-        if migrate {
-            engine.move_data_to_its_family()?;
-        }
+        engine.move_data_to_its_family()?;
         Ok(engine)
     }
 
     /// A data directory written before relation data had a column family
-    /// of its own keeps it in the default family: move it over once.
+    /// of its own keeps it in the default family: move it over. Checked at
+    /// every open (one seek), not only when the family is new, so that a
+    /// move cut short by a crash is finished at the next start; copying
+    /// again what was copied already writes the same values.
     fn move_data_to_its_family(&self) -> PgResult<()> {
         let (start, end) = ([keys::DATA_PREFIX], [keys::DATA_PREFIX + 1]);
         let mut ro = rocksdb::ReadOptions::default();
         ro.set_iterate_upper_bound(end);
         let mut it = self.db.raw_iterator_cf_opt(self.default_cf, ro);
         it.seek(start);
+        if !it.valid() {
+            return it.status().map_err(storage_error);
+        }
         let mut batch = rocksdb::WriteBatchWithTransaction::<true>::default();
         let mut moved = 0u64;
         while let (Some(k), Some(v)) = (it.key(), it.value()) {
@@ -743,6 +745,39 @@ mod tests {
         assert_eq!(engine.get_latest(&catalog).expect("get").as_deref(), Some(&b"c"[..]));
         assert_eq!(engine.db.get_cf(engine.default_cf, &row).expect("get"), None, "moved, not copied");
         assert_eq!(engine.storage_ids_with_data().expect("ids"), vec![9]);
+        engine.close().expect("close");
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    /// A move cut short by a crash (the family exists, some rows copied,
+    /// all still in the default family) is finished at the next open.
+    #[test]
+    fn an_interrupted_move_is_finished() {
+        let dir = std::env::temp_dir().join(format!("tusk-engine-migrate-partial-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let rows: Vec<Vec<u8>> = (0..3u8)
+            .map(|i| {
+                let mut k = keys::storage_prefix(4);
+                k.push(i);
+                k
+            })
+            .collect();
+        {
+            let mut o = Options::default();
+            o.create_if_missing(true);
+            o.create_missing_column_families(true);
+            let old = Db::open_cf(&o, &TransactionDBOptions::default(), &dir, [rocksdb::DEFAULT_COLUMN_FAMILY_NAME, DATA_CF])
+                .expect("half-moved layout");
+            for k in &rows {
+                old.put(k, b"v").expect("put");
+            }
+            old.put_cf(old.cf_handle(DATA_CF).expect("data family"), &rows[0], b"v").expect("copied one");
+        }
+        let engine = Engine::open(&dir, &EngineOptions::default()).expect("open");
+        for k in &rows {
+            assert_eq!(engine.get_latest(k).expect("get").as_deref(), Some(&b"v"[..]));
+            assert_eq!(engine.db.get_cf(engine.default_cf, k).expect("get"), None, "moved, not copied");
+        }
         engine.close().expect("close");
         let _ = std::fs::remove_dir_all(dir);
     }
