@@ -57,6 +57,18 @@ pub enum ShutdownMode {
     Immediate = 3,
 }
 
+/// Ends every session (each rolls back and gets FATAL 57P01) and waits up
+/// to 10 s for them to go.
+fn terminate_sessions(shared: &Shared) {
+    for h in shared.backends.lock().values() {
+        h.terminate();
+    }
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while shared.session_count() > 0 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// How `Server::run` ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Exit {
@@ -362,13 +374,7 @@ impl Server {
         log::error!("storage: writes stay stopped after the disk was full although space is free again; terminating all sessions and restarting");
         drop(self.listener);
         self.shared.shutdown.store(ShutdownMode::Fast as u8, Ordering::SeqCst);
-        for h in self.shared.backends.lock().values() {
-            h.terminate();
-        }
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while self.shared.session_count() > 0 && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        terminate_sessions(&self.shared);
         // No flush: the engine refuses writes; recovery replays the WAL.
         Ok(Exit::Restart)
     }
@@ -430,13 +436,7 @@ impl Server {
         drop(self.listener);
         if self.shared.session_count() > 0 {
             log::info!("fast shutdown: terminating {} session(s)", self.shared.session_count());
-            for h in self.shared.backends.lock().values() {
-                h.terminate();
-            }
-            let deadline = Instant::now() + Duration::from_secs(10);
-            while self.shared.session_count() > 0 && Instant::now() < deadline {
-                std::thread::sleep(Duration::from_millis(20));
-            }
+            terminate_sessions(&self.shared);
         }
         self.shared.cluster.engine.close()?;
         log::info!("database system is shut down");
