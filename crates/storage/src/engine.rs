@@ -20,6 +20,7 @@ use rocksdb::{
 };
 use tusk_types::{sqlstate, PgError, PgResult};
 
+use crate::bulk::{BaseDb, BulkWriter, BULK_FLUSH_BYTES, STAGING_DIR};
 use crate::keys::{self, META_PREFIX};
 use crate::txn::{Isolation, Txn};
 
@@ -50,6 +51,10 @@ pub struct Engine {
     disk_full_watch: Mutex<DiskFullWatch>,
     /// Set by a clean shutdown so nothing starts writing afterwards.
     closed: AtomicBool,
+    /// The database under the TransactionDB, for file ingestion (see `bulk`).
+    base: Arc<BaseDb>,
+    /// The options of relation data's column family, for building its SST files.
+    sst_options: Options,
 }
 
 struct CounterState {
@@ -85,10 +90,15 @@ const DISK_FULL_HINT: &str = "Check free disk space.";
 /// and resumes them by itself once enough space is free; see
 /// `Engine::open`). Other I/O errors are 58030, corruption XX001.
 pub(crate) fn storage_error(e: rocksdb::Error) -> PgError {
-    use rocksdb::ErrorKind;
-    let msg = e.to_string();
-    match e.kind() {
-        ErrorKind::IOError if is_disk_full(&msg) => {
+    storage_error_text(&e.to_string())
+}
+
+/// `storage_error` for an error RocksDB's C API gave as text (the kind is
+/// its first words, as rust-rocksdb's `Error::kind` reads it).
+pub(crate) fn storage_error_text(msg: &str) -> PgError {
+    let msg = msg.to_string();
+    match msg.split(':').next().unwrap_or("") {
+        "IO error" if is_disk_full(&msg) => {
             log_disk_full(&msg);
             DISK_FULL_SEEN.store(true, Ordering::Relaxed);
             let (verb, file, os) = describe_io_error(&msg);
@@ -98,7 +108,7 @@ pub(crate) fn storage_error(e: rocksdb::Error) -> PgError {
             };
             PgError::new(sqlstate::DISK_FULL, message).with_hint(DISK_FULL_HINT)
         }
-        ErrorKind::IOError => {
+        "IO error" => {
             let (verb, file, os) = describe_io_error(&msg);
             let message = match file {
                 Some(f) => format!("could not {verb} file \"{f}\": {os}"),
@@ -106,7 +116,7 @@ pub(crate) fn storage_error(e: rocksdb::Error) -> PgError {
             };
             PgError::new(sqlstate::IO_ERROR, message)
         }
-        ErrorKind::Corruption => PgError::new(sqlstate::DATA_CORRUPTED, format!("storage corruption: {msg}")),
+        "Corruption" => PgError::new(sqlstate::DATA_CORRUPTED, format!("storage corruption: {msg}")),
         _ => PgError::internal(format!("storage error: {msg}")),
     }
 }
@@ -277,6 +287,9 @@ impl Engine {
         let mut o = o
             .get_options_from_string("bottommost_file_compaction_delay=86400")
             .map_err(|e| PgError::internal(format!("storage options: {e}")))?;
+        let base = BaseDb::register(&mut o);
+        // Files of a bulk load cut short by a crash (never ingested).
+        let _ = std::fs::remove_dir_all(dir.join(STAGING_DIR));
         let mut topts = TransactionDBOptions::default();
         topts.set_num_stripes(64);
         skip_concurrency_control_outside_transactions(&mut topts);
@@ -310,6 +323,8 @@ impl Engine {
             write_buffer,
             disk_full_watch: Mutex::new(DiskFullWatch::default()),
             closed: AtomicBool::new(false),
+            base,
+            sst_options: o.clone(),
         });
         engine.move_data_to_its_family()?;
         Ok(engine)
@@ -392,7 +407,33 @@ impl Engine {
     /// A writer for storage that no other transaction can see yet (see
     /// `BulkWriter`).
     pub fn bulk_writer(self: &Arc<Self>) -> BulkWriter {
-        BulkWriter { engine: self.clone(), batch: BulkWriter::new_batch(), bytes: 0 }
+        BulkWriter::new(self.clone())
+    }
+
+    /// Whether SST files can be ingested: the base database must be known,
+    /// which RocksDB tells event listeners at the first flush; if none
+    /// happened yet, a small flush of the default family brings it.
+    pub(crate) fn can_ingest(&self) -> bool {
+        if !self.base.known() {
+            let mut probe = counter_key(b"");
+            probe.extend_from_slice(b"ingestion probe");
+            let flushed = self
+                .put_direct(&probe, b"", false)
+                .and_then(|()| self.db.flush_cf(self.default_cf).map_err(storage_error));
+            if let Err(e) = flushed {
+                log::warn!("storage: bulk loads go through write batches: {}", e.message);
+            }
+        }
+        self.base.known()
+    }
+
+    /// Has RocksDB take over a finished SST file of relation data.
+    pub(crate) fn ingest(&self, file: &Path) -> PgResult<()> {
+        self.base.ingest(self.data_cf, file)
+    }
+
+    pub(crate) fn sst_options(&self) -> &Options {
+        &self.sst_options
     }
 
     /// The storage ids that have data, in order (for finding storage that
@@ -448,6 +489,13 @@ impl Engine {
     pub fn next_counter(&self, name: &[u8], start: u64, batch: u64, durable: bool) -> PgResult<u64> {
         let batch = if batch == 0 { COUNTER_BATCH } else { batch };
         let mut counters = self.counters.lock();
+        // The common case, a value of the current reservation, with one
+        // lookup and no allocation (hidden row ids take one per row).
+        if let Some(state) = counters.get_mut(name).filter(|s| s.next < s.reserved) {
+            let v = state.next;
+            state.next += 1;
+            return Ok(v);
+        }
         let key = counter_key(name);
         if !counters.contains_key(name) {
             let stored = self.get_latest(&key)?.map(|v| decode_u64(&v)).unwrap_or(start);
@@ -600,56 +648,6 @@ fn decode_u64(v: &[u8]) -> u64 {
     let n = v.len().min(8);
     b[8 - n..].copy_from_slice(&v[..n]);
     u64::from_be_bytes(b)
-}
-
-/// Writes rows straight into the database, outside any transaction, for
-/// bulk loads into storage that only the writing transaction can reach:
-/// storage it created (CREATE TABLE, TRUNCATE, a table rewrite), which no
-/// committed catalog names yet. This skips what a transaction costs per
-/// key (a lock, a copy in its write batch held until commit), so a load of
-/// millions of rows runs in bounded memory.
-///
-/// The caller owns the consequences: if the transaction rolls back, the
-/// storage must be deleted (nothing else references it); the writes are in
-/// the WAL, unsynced, and the transaction's own synced commit makes them
-/// durable with it, since syncing the WAL syncs everything written before.
-pub struct BulkWriter {
-    engine: Arc<Engine>,
-    batch: rocksdb::WriteBatchWithTransaction<true>,
-    bytes: usize,
-}
-
-/// Bytes buffered before a bulk writer writes them.
-const BULK_FLUSH_BYTES: usize = 4 << 20;
-
-impl BulkWriter {
-    /// A batch with room for a whole flush: growing the batch's buffer by
-    /// doubling copied it over and over (perf: a few % of a bulk COPY).
-    fn new_batch() -> rocksdb::WriteBatchWithTransaction<true> {
-        rocksdb::WriteBatchWithTransaction::<true>::with_capacity_bytes(BULK_FLUSH_BYTES + (64 << 10))
-    }
-
-    pub fn put(&mut self, key: &[u8], value: &[u8]) -> PgResult<()> {
-        self.batch.put_cf(self.engine.family(key), key, value);
-        self.bytes += key.len() + value.len() + 8;
-        if self.bytes >= BULK_FLUSH_BYTES {
-            self.flush()?;
-        }
-        Ok(())
-    }
-
-    /// Writes what is buffered; afterwards it is readable by anyone who
-    /// knows the storage id.
-    pub fn flush(&mut self) -> PgResult<()> {
-        if self.bytes == 0 {
-            return Ok(());
-        }
-        let batch = std::mem::replace(&mut self.batch, BulkWriter::new_batch());
-        self.bytes = 0;
-        let mut wo = WriteOptions::default();
-        wo.set_sync(false);
-        self.engine.db.write_opt(batch, &wo).map_err(storage_error)
-    }
 }
 
 #[cfg(test)]

@@ -4,10 +4,12 @@
 //! transactions with PostgreSQL's isolation semantics; `keys` and `row`
 //! define how tables and indexes are laid out as ordered key ranges.
 
+pub mod bulk;
 pub mod engine;
 pub mod keys;
 pub mod row;
 pub mod txn;
 
-pub use engine::{BulkWriter, Engine, EngineOptions};
+pub use bulk::BulkWriter;
+pub use engine::{Engine, EngineOptions};
 pub use txn::{Interrupt, Isolation, KeyValue, ScanStream, Txn};

@@ -797,14 +797,27 @@ async fn ddl_op(st: &mut ClientState, client: &Client, shared: &Shared) -> Resul
     result
 }
 
-/// CREATE TABLE, its index and its rows, in one transaction.
+/// CREATE TABLE, its index and its rows, in one transaction. One in four
+/// is a bulk load as `pgbench -i` does it (rows first, into the table's
+/// hidden row ids, then the primary key, a rewrite): megabytes of rows in
+/// key order, which Tusk writes as SST files that RocksDB ingests.
 async fn create_table(st: &mut ClientState, client: &Client, shared: &Shared) -> Result<(), PgError> {
     st.ddl_seq += 1;
     let name = format!("ddl_{}_{}", st.id, st.ddl_seq);
-    let rows = st.rng.gen_range(10..=200i64);
+    let bulk = st.rng.gen_bool(0.25);
+    let rows = if bulk { st.rng.gen_range(40_000..=70_000i64) } else { st.rng.gen_range(10..=200i64) };
     shared.reg().ddl_tables.insert(name.clone(), DdlTable { rows, created: Outcome::Pending, altered: None, dropped: None });
     let _busy = shared.in_flight(Activity::Ddl);
     let (result, outcome) = in_txn(client, async {
+        if bulk {
+            client.batch_execute(&format!("CREATE TABLE {name} (id int, x text NOT NULL)")).await?;
+            client
+                .batch_execute(&format!("INSERT INTO {name} SELECT g, 'x' || g || repeat('.', 80) FROM generate_series(1, {rows}) g"))
+                .await?;
+            client.batch_execute(&format!("ALTER TABLE {name} ADD PRIMARY KEY (id)")).await?;
+            client.batch_execute(&format!("CREATE INDEX {name}_x ON {name} (x)")).await?;
+            return Ok(());
+        }
         client.batch_execute(&format!("CREATE TABLE {name} (id int PRIMARY KEY, x text NOT NULL)")).await?;
         client.batch_execute(&format!("CREATE INDEX {name}_x ON {name} (x)")).await?;
         client.batch_execute(&format!("INSERT INTO {name} SELECT g, 'x' || g FROM generate_series(1, {rows}) g")).await?;
