@@ -415,6 +415,19 @@ impl Txn {
     /// statement's snapshot (READ COMMITTED), in storage this transaction
     /// has not written. None otherwise; the caller then pages with `scan`.
     pub fn scan_stream(&self, lower: &[u8], upper: &[u8], reverse: bool) -> Option<ScanStream> {
+        self.scan_stream_with(lower, upper, reverse, false)
+    }
+
+    /// `scan_stream` for a utility command reading a whole relation once
+    /// (a table rewrite, an index build): it reads ahead in large pieces
+    /// and leaves the block cache to the queries, as PostgreSQL's bulk
+    /// reads use a small ring of buffers. Blocks put in the cache only to
+    /// be evicted by the next ones cost a few % of such a scan.
+    pub fn scan_stream_once(&self, lower: &[u8], upper: &[u8]) -> Option<ScanStream> {
+        self.scan_stream_with(lower, upper, false, true)
+    }
+
+    fn scan_stream_with(&self, lower: &[u8], upper: &[u8], reverse: bool, once: bool) -> Option<ScanStream> {
         if !self.isolation.per_statement() || lower.first() != Some(&crate::keys::DATA_PREFIX) || lower.len() < 5 {
             return None;
         }
@@ -431,6 +444,10 @@ impl Txn {
         ro.set_snapshot(&*snapshot);
         ro.set_iterate_lower_bound(lower.to_vec());
         ro.set_iterate_upper_bound(upper.to_vec());
+        if once {
+            ro.fill_cache(false);
+            ro.set_readahead_size(2 << 20);
+        }
         let mut it = self.engine.db().raw_iterator_cf_opt(self.engine.family(lower), ro);
         if reverse {
             it.seek_to_last();

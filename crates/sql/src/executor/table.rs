@@ -193,7 +193,8 @@ impl TableAccess {
             Some(cols) => self.pk_key(row, cols),
             None => {
                 let id = cx.txn.engine().next_counter(b"rowid", 1, 1024, false)?;
-                let mut k = self.prefix.clone();
+                let mut k = Vec::with_capacity(self.prefix.len() + 9);
+                k.extend_from_slice(&self.prefix);
                 keys::encode_i64(&mut k, id as i64);
                 Ok(k)
             }
@@ -201,7 +202,8 @@ impl TableAccess {
     }
 
     fn pk_key(&self, row: &[Datum], cols: &[usize]) -> PgResult<Vec<u8>> {
-        let mut k = self.prefix.clone();
+        let mut k = Vec::with_capacity(self.prefix.len() + 16 * cols.len());
+        k.extend_from_slice(&self.prefix);
         for &c in cols {
             encode_key_datum(&mut k, &row[c])?;
         }
@@ -798,7 +800,7 @@ impl TableAccess {
     pub fn scan_all_stored(&self, cx: &ExecCx, f: &mut dyn FnMut(&[u8], &[u8]) -> PgResult<()>) -> PgResult<()> {
         let mut lower = self.prefix.clone();
         let upper = prefix_end(&self.prefix);
-        if let Some(mut stream) = cx.txn.scan_stream(&lower, &upper, false) {
+        if let Some(mut stream) = cx.txn.scan_stream_once(&lower, &upper) {
             while stream.next_batch(SCAN_BATCH, &mut |k, v| f(k, v))? == SCAN_BATCH {}
             return Ok(());
         }
@@ -928,7 +930,7 @@ impl TableAccess {
     pub fn scan_all(&self, cx: &ExecCx, f: &mut dyn FnMut(&[u8], Vec<Datum>) -> PgResult<()>) -> PgResult<()> {
         let mut lower = self.prefix.clone();
         let upper = prefix_end(&self.prefix);
-        if let Some(mut stream) = cx.txn.scan_stream(&lower, &upper, false) {
+        if let Some(mut stream) = cx.txn.scan_stream_once(&lower, &upper) {
             while stream.next_batch(SCAN_BATCH, &mut |k, v| f(k, self.decode(v)?))? == SCAN_BATCH {}
             return Ok(());
         }
