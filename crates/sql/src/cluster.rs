@@ -64,14 +64,33 @@ pub struct Cluster {
     dropper: Mutex<std::sync::mpsc::Sender<Vec<u32>>>,
 }
 
-/// Deletes dropped storage, one id after another, until the cluster goes.
+/// Deletes dropped storage, one id after another, until the cluster goes;
+/// then frees its files once no snapshot from before the deletion is left
+/// (see `Engine::reclaim_prefix`), checking every second.
 fn run_deleter(engine: Arc<Engine>, ids: std::sync::mpsc::Receiver<Vec<u32>>) {
-    for batch in ids {
-        for id in batch {
-            if let Err(e) = engine.delete_prefix(&storage_prefix(id)) {
-                log::warn!("could not delete data of dropped relation (storage {id}): {e}");
+    use std::sync::mpsc::RecvTimeoutError;
+    let mut unreclaimed: Vec<(u32, u64)> = Vec::new();
+    loop {
+        match ids.recv_timeout(std::time::Duration::from_secs(1)) {
+            Ok(batch) => {
+                for id in batch {
+                    match engine.delete_prefix(&storage_prefix(id)) {
+                        Ok(()) => unreclaimed.extend(engine.deletion_point().map(|at| (id, at))),
+                        Err(e) => log::warn!("could not delete data of dropped relation (storage {id}): {e}"),
+                    }
+                }
             }
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => return,
         }
+        unreclaimed.retain(|&(id, at)| match engine.reclaim_prefix(&storage_prefix(id), at) {
+            Ok(done) => !done,
+            Err(e) => {
+                // Compaction frees the space in time anyway.
+                log::warn!("could not free the files of dropped relation (storage {id}): {e}");
+                false
+            }
+        });
     }
 }
 

@@ -152,7 +152,7 @@ impl BulkWriter {
                 loader.send(full)
             }
             None if run.pending.len() >= self.sst_start_bytes => {
-                if !self.engine.can_ingest() {
+                if !self.engine.base_db_known() {
                     return self.unorder(i);
                 }
                 let mut loader = Loader::start(self.engine.clone(), run.prefix);
@@ -521,6 +521,57 @@ impl BaseDb {
                 &mut err,
             );
             ffi::rocksdb_ingestexternalfileoptions_destroy(opts);
+        }
+        check(err)
+    }
+}
+
+impl BaseDb {
+    /// The sequence number of the last write (None until the base DB is known).
+    pub(crate) fn latest_sequence(&self) -> Option<u64> {
+        let rep = self.rep.load(Ordering::Acquire);
+        if rep.is_null() {
+            return None;
+        }
+        let mut db = CDb { rep };
+        // SAFETY: `db` wraps the live base DB, as in `ingest`.
+        Some(unsafe { ffi::rocksdb_get_latest_sequence_number(&mut db as *mut CDb as *mut ffi::rocksdb_t) })
+    }
+
+    /// An integer property of a column family, or of the whole database
+    /// for database-wide ones ("rocksdb.oldest-snapshot-sequence", ...).
+    pub(crate) fn property_int(&self, cf: &impl AsColumnFamilyRef, name: &CStr) -> Option<u64> {
+        let rep = self.rep.load(Ordering::Acquire);
+        if rep.is_null() {
+            return None;
+        }
+        let mut db = CDb { rep };
+        let mut value = 0u64;
+        // SAFETY: as in `ingest`; `name` is NUL-terminated.
+        let status =
+            unsafe { ffi::rocksdb_property_int_cf(&mut db as *mut CDb as *mut ffi::rocksdb_t, cf.inner(), name.as_ptr(), &mut value) };
+        (status == 0).then_some(value)
+    }
+
+    /// Removes the SST files of `cf` whose keys all lie in `[start, end)`
+    /// (RocksDB's DeleteFilesInRange: no snapshot sees them afterwards,
+    /// so the caller must know none needs them).
+    pub(crate) fn delete_files_in_range(&self, cf: &impl AsColumnFamilyRef, start: &[u8], end: &[u8]) -> PgResult<()> {
+        let rep = self.rep.load(Ordering::Acquire);
+        assert!(!rep.is_null(), "file deletion before the base DB is known");
+        let mut db = CDb { rep };
+        let mut err = std::ptr::null_mut();
+        // SAFETY: as in `ingest`; the keys are valid for the call.
+        unsafe {
+            ffi::rocksdb_delete_file_in_range_cf(
+                &mut db as *mut CDb as *mut ffi::rocksdb_t,
+                cf.inner(),
+                start.as_ptr() as *const c_char,
+                start.len(),
+                end.as_ptr() as *const c_char,
+                end.len(),
+                &mut err,
+            );
         }
         check(err)
     }
