@@ -1033,11 +1033,12 @@ impl Connection {
                 if let Some(e) = from.error_before_data() {
                     return Err(e);
                 }
+                let mut body = Vec::new();
                 loop {
                     // PostgreSQL's CopyGetData: a message type other than these
                     // or a broken frame loses protocol sync, which ends the session.
-                    let frame = match protocol::read_frame(&mut self.reader, protocol::copy_message_limit) {
-                        Ok(Some(f)) => f,
+                    let tag = match protocol::read_frame_into(&mut self.reader, protocol::copy_message_limit, &mut body) {
+                        Ok(Some(tag)) => tag,
                         Ok(None) | Err(ReadError::Timeout) => {
                             self.lost_sync = true;
                             return Err(PgError::new(sqlstate::CONNECTION_FAILURE, "unexpected EOF on client connection with an open transaction"));
@@ -1052,12 +1053,12 @@ impl Connection {
                             return Err(PgError::new(sqlstate::PROTOCOL_VIOLATION, format!("unexpected message type 0x{t:02X} during COPY from stdin")));
                         }
                     };
-                    match frame.tag {
-                        b'd' => from.feed(&self.sql, &frame.body)?,
+                    match tag {
+                        b'd' => from.feed(&self.sql, &body)?,
                         // PostgreSQL reads no CopyDone body.
                         b'c' => break,
                         b'f' => {
-                            if let Frontend::CopyFail(m) = protocol::decode(frame.tag, frame.body)? {
+                            if let Frontend::CopyFail(m) = protocol::decode(tag, std::mem::take(&mut body))? {
                                 return Err(PgError::new(sqlstate::QUERY_CANCELED, format!("COPY from stdin failed: {m}")));
                             }
                         }

@@ -208,12 +208,27 @@ fn read_full<R: Read>(r: &mut R, buf: &mut [u8]) -> io::Result<bool> {
 /// Reads `len` bytes as they arrive: memory follows the data received,
 /// not the length a peer claims.
 fn read_body<R: Read>(r: &mut R, len: usize) -> io::Result<Vec<u8>> {
-    let mut buf = Vec::with_capacity(len.min(PREALLOC));
-    r.take(len as u64).read_to_end(&mut buf)?;
+    let mut buf = Vec::new();
+    read_body_into(r, len, &mut buf)?;
+    Ok(buf)
+}
+
+/// Reads a message body of `len` bytes into `buf` (replacing what it
+/// held). Up to PREALLOC the room is made at once and filled; past it the
+/// buffer grows as bytes actually arrive, so a length word alone cannot
+/// make the server allocate much.
+fn read_body_into<R: Read>(r: &mut R, len: usize, buf: &mut Vec<u8>) -> io::Result<()> {
+    buf.clear();
+    if len <= PREALLOC {
+        buf.resize(len, 0);
+        return r.read_exact(buf);
+    }
+    buf.reserve(PREALLOC);
+    r.take(len as u64).read_to_end(buf)?;
     if buf.len() < len {
         return Err(io::ErrorKind::UnexpectedEof.into());
     }
-    Ok(buf)
+    Ok(())
 }
 
 fn is_timeout(e: &io::Error) -> bool {
@@ -242,6 +257,13 @@ pub fn copy_message_limit(tag: u8) -> Option<usize> {
 /// Reads one message, its type checked by `limit` before its length is
 /// read. Ok(None) on a clean end of stream between messages.
 pub fn read_frame<R: Read>(r: &mut R, limit: fn(u8) -> Option<usize>) -> Result<Option<RawMessage>, ReadError> {
+    let mut body = Vec::new();
+    Ok(read_frame_into(r, limit, &mut body)?.map(|tag| RawMessage { tag, body }))
+}
+
+/// `read_frame` into a buffer the caller reuses (COPY FROM STDIN gets a
+/// message per row from clients such as pgbench); returns the type.
+pub fn read_frame_into<R: Read>(r: &mut R, limit: fn(u8) -> Option<usize>, body: &mut Vec<u8>) -> Result<Option<u8>, ReadError> {
     let mut tag = [0u8; 1];
     match read_full(r, &mut tag) {
         Ok(false) => return Ok(None),
@@ -262,8 +284,8 @@ pub fn read_frame<R: Read>(r: &mut R, limit: fn(u8) -> Option<usize>) -> Result<
     if len < 4 || len as usize > max {
         return Err(ReadError::Lost("invalid message length"));
     }
-    match read_body(r, len as usize - 4) {
-        Ok(body) => Ok(Some(RawMessage { tag, body })),
+    match read_body_into(r, len as usize - 4, body) {
+        Ok(()) => Ok(Some(tag)),
         Err(e) if is_timeout(&e) => Err(ReadError::Timeout),
         Err(_) => Err(ReadError::Lost("incomplete message from client")),
     }

@@ -226,7 +226,7 @@ fn new_batch() -> rocksdb::WriteBatchWithTransaction<true> {
 }
 
 /// Appends one key/value to an entry buffer: lengths first, little-endian.
-fn encode_entry(buf: &mut Vec<u8>, key: &[u8], value: &[u8]) {
+pub(crate) fn encode_entry(buf: &mut Vec<u8>, key: &[u8], value: &[u8]) {
     buf.extend_from_slice(&(key.len() as u32).to_le_bytes());
     buf.extend_from_slice(&(value.len() as u32).to_le_bytes());
     buf.extend_from_slice(key);
@@ -234,7 +234,7 @@ fn encode_entry(buf: &mut Vec<u8>, key: &[u8], value: &[u8]) {
 }
 
 /// The first entry of a buffer written by `encode_entry`, and the rest.
-fn decode_entry(buf: &[u8]) -> Option<(&[u8], &[u8], &[u8])> {
+pub(crate) fn decode_entry(buf: &[u8]) -> Option<(&[u8], &[u8], &[u8])> {
     if buf.len() < 8 {
         return None;
     }

@@ -688,9 +688,11 @@ impl CopyFrom {
         let mut i = 0;
         loop {
             let start = i;
-            let end = line[start..].iter().position(|&b| b == delim).map_or(line.len(), |p| start + p);
-            let raw = &line[start..end];
-            if !raw.contains(&b'\\') {
+            // One pass to the field's end or its first backslash.
+            let stop = memchr::memchr2(delim, b'\\', &line[start..]).map(|p| start + p);
+            if stop.is_none_or(|p| line[p] == delim) {
+                let end = stop.unwrap_or(line.len());
+                let raw = &line[start..end];
                 fields.push(if raw == null { None } else { Some(Cow::Borrowed(raw)) });
                 if end >= line.len() {
                     break;
@@ -698,7 +700,8 @@ impl CopyFrom {
                 i = end + 1; // the delimiter
                 continue;
             }
-            let mut value = Vec::with_capacity(raw.len());
+            let field_end = memchr::memchr(delim, &line[start..]).map_or(line.len(), |p| start + p);
+            let mut value = Vec::with_capacity(field_end - start);
             while i < line.len() && line[i] != delim {
                 let b = line[i];
                 if b != b'\\' || i + 1 >= line.len() {
@@ -806,7 +809,8 @@ impl CopyFrom {
         let line = self.line_no;
         debug_assert_eq!(fields.len(), self.columns.len(), "field count checked by take_line");
         let width = self.defaults.len();
-        let mut row = vec![Datum::Null; width];
+        // (vec![Datum::Null; width] clones the element width - 1 times.)
+        let mut row: Vec<Datum> = std::iter::repeat_with(|| Datum::Null).take(width).collect();
         let settings = s.settings.borrow();
         for (f, value) in fields.into_iter().enumerate() {
             let Some(bytes) = value else { continue };
