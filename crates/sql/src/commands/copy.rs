@@ -559,8 +559,16 @@ impl CopyFrom {
         if self.ended {
             return Ok(());
         }
-        let mut buf = std::mem::take(&mut self.pending);
-        buf.extend_from_slice(data);
+        // Lines are read from `data` itself unless a partial line waits
+        // from the chunk before (pgbench sends a message per row: copying
+        // every one into a fresh buffer was a malloc and a copy per row).
+        let mut carried = std::mem::take(&mut self.pending);
+        let buf: &[u8] = if carried.is_empty() {
+            data
+        } else {
+            carried.extend_from_slice(data);
+            &carried
+        };
         let mut start = 0;
         while let Some(end) = self.line_end(&buf[start..]) {
             let line_len = end;
@@ -575,7 +583,13 @@ impl CopyFrom {
                 return Ok(());
             }
         }
-        self.pending = buf[start..].to_vec();
+        let rest = buf.len() - start;
+        if carried.is_empty() {
+            carried.extend_from_slice(&data[data.len() - rest..]);
+        } else {
+            carried.drain(..carried.len() - rest);
+        }
+        self.pending = carried;
         Ok(())
     }
 
@@ -583,7 +597,7 @@ impl CopyFrom {
     /// outside quoted fields only.
     fn line_end(&self, buf: &[u8]) -> Option<usize> {
         if self.opts.format != Format::Csv {
-            return buf.iter().position(|&b| b == b'\n');
+            return memchr::memchr(b'\n', buf);
         }
         let (q, e) = (self.opts.quote, self.opts.escape);
         let mut in_quote = false;
