@@ -152,10 +152,12 @@ impl BulkWriter {
                 loader.send(full)
             }
             None if run.pending.len() >= self.sst_start_bytes => {
-                if !self.engine.base_db_known() {
+                // Without the base DB or a thread, the run goes through
+                // write batches as smaller ones do.
+                let started = if self.engine.base_db_known() { Loader::start(self.engine.clone(), run.prefix) } else { None };
+                let Some(mut loader) = started else {
                     return self.unorder(i);
-                }
-                let mut loader = Loader::start(self.engine.clone(), run.prefix);
+                };
                 let chunk = loader.spare_chunk();
                 let full = std::mem::replace(&mut run.pending, chunk);
                 let sent = loader.send(full);
@@ -261,15 +263,16 @@ struct Loader {
 }
 
 impl Loader {
-    fn start(engine: Arc<Engine>, prefix: [u8; 5]) -> Loader {
+    fn start(engine: Arc<Engine>, prefix: [u8; 5]) -> Option<Loader> {
         let (to_thread, from_session) = sync_channel(CHUNKS_IN_FLIGHT);
         let (give_back, spare) = sync_channel(CHUNKS_IN_FLIGHT + 1);
         let storage_id = u32::from_be_bytes(prefix[1..5].try_into().expect("4 bytes"));
         let thread = std::thread::Builder::new()
             .name("tusk-bulk-load".into())
             .spawn(move || load_files(&engine, storage_id, from_session, give_back))
-            .expect("spawn bulk loader");
-        Loader { to_thread: Some(to_thread), spare, thread: Some(thread) }
+            .map_err(|e| log::warn!("storage: bulk load through write batches: {e}"))
+            .ok()?;
+        Some(Loader { to_thread: Some(to_thread), spare, thread: Some(thread) })
     }
 
     /// A buffer for the next chunk, reusing one the thread is done with.
