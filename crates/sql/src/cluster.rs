@@ -66,12 +66,18 @@ pub struct Cluster {
 
 /// Deletes dropped storage, one id after another, until the cluster goes;
 /// then frees its files once no snapshot from before the deletion is left
-/// (see `Engine::reclaim_prefix`), checking every second.
+/// (see `Engine::reclaim_prefix`), checking every second while some wait.
 fn run_deleter(engine: Arc<Engine>, ids: std::sync::mpsc::Receiver<Vec<u32>>) {
     use std::sync::mpsc::RecvTimeoutError;
     let mut unreclaimed: Vec<(u32, u64)> = Vec::new();
     loop {
-        match ids.recv_timeout(std::time::Duration::from_secs(1)) {
+        // Idle (nothing waiting to be freed): sleep until there is work.
+        let next = if unreclaimed.is_empty() {
+            ids.recv().map_err(|_| RecvTimeoutError::Disconnected)
+        } else {
+            ids.recv_timeout(std::time::Duration::from_secs(1))
+        };
+        match next {
             Ok(batch) => {
                 for id in batch {
                     match engine.delete_prefix(&storage_prefix(id)) {

@@ -517,64 +517,53 @@ impl BaseDb {
         !self.rep.load(Ordering::Acquire).is_null()
     }
 
+    /// Calls `f` with a `rocksdb_t` handle on the base DB (None while it is
+    /// not known). The handle is valid for the call: the database is never
+    /// closed while the process runs.
+    fn with_db<R>(&self, f: impl FnOnce(*mut ffi::rocksdb_t) -> R) -> Option<R> {
+        let rep = self.rep.load(Ordering::Acquire);
+        if rep.is_null() {
+            return None;
+        }
+        let mut db = CDb { rep };
+        Some(f(&mut db as *mut CDb as *mut ffi::rocksdb_t))
+    }
+
     /// Has RocksDB take `file` into column family `cf`: moved (not copied),
     /// placed in the lowest level its key range allows, with a sequence
     /// number newer than every write before (snapshots taken earlier do
     /// not see it), synced with the MANIFEST entry naming it.
     pub(crate) fn ingest(&self, cf: &impl AsColumnFamilyRef, file: &Path) -> PgResult<()> {
-        let rep = self.rep.load(Ordering::Acquire);
-        assert!(!rep.is_null(), "ingestion before the base DB is known");
-        let mut db = CDb { rep };
         let cpath = c_path(file)?;
         let files = [cpath.as_ptr()];
         let mut err = std::ptr::null_mut();
-        // SAFETY: `db` wraps the live base DB (the database is never
-        // closed while the process runs); options, column family handle
+        // SAFETY: a live DB handle (with_db); options, column family handle
         // and the path list are valid for the call.
-        unsafe {
+        let known = self.with_db(|db| unsafe {
             let opts = ffi::rocksdb_ingestexternalfileoptions_create();
             ffi::rocksdb_ingestexternalfileoptions_set_move_files(opts, 1);
             ffi::rocksdb_ingestexternalfileoptions_set_snapshot_consistency(opts, 1);
             ffi::rocksdb_ingestexternalfileoptions_set_allow_global_seqno(opts, 1);
             ffi::rocksdb_ingestexternalfileoptions_set_allow_blocking_flush(opts, 1);
-            ffi::rocksdb_ingest_external_file_cf(
-                &mut db as *mut CDb as *mut ffi::rocksdb_t,
-                cf.inner(),
-                files.as_ptr(),
-                files.len(),
-                opts,
-                &mut err,
-            );
+            ffi::rocksdb_ingest_external_file_cf(db, cf.inner(), files.as_ptr(), files.len(), opts, &mut err);
             ffi::rocksdb_ingestexternalfileoptions_destroy(opts);
-        }
+        });
+        assert!(known.is_some(), "ingestion before the base DB is known");
         check(err)
     }
-}
 
-impl BaseDb {
     /// The sequence number of the last write (None until the base DB is known).
     pub(crate) fn latest_sequence(&self) -> Option<u64> {
-        let rep = self.rep.load(Ordering::Acquire);
-        if rep.is_null() {
-            return None;
-        }
-        let mut db = CDb { rep };
-        // SAFETY: `db` wraps the live base DB, as in `ingest`.
-        Some(unsafe { ffi::rocksdb_get_latest_sequence_number(&mut db as *mut CDb as *mut ffi::rocksdb_t) })
+        // SAFETY: a live DB handle (with_db).
+        self.with_db(|db| unsafe { ffi::rocksdb_get_latest_sequence_number(db) })
     }
 
     /// An integer property of a column family, or of the whole database
     /// for database-wide ones ("rocksdb.oldest-snapshot-sequence", ...).
     pub(crate) fn property_int(&self, cf: &impl AsColumnFamilyRef, name: &CStr) -> Option<u64> {
-        let rep = self.rep.load(Ordering::Acquire);
-        if rep.is_null() {
-            return None;
-        }
-        let mut db = CDb { rep };
         let mut value = 0u64;
-        // SAFETY: as in `ingest`; `name` is NUL-terminated.
-        let status =
-            unsafe { ffi::rocksdb_property_int_cf(&mut db as *mut CDb as *mut ffi::rocksdb_t, cf.inner(), name.as_ptr(), &mut value) };
+        // SAFETY: a live DB handle (with_db); `name` is NUL-terminated.
+        let status = self.with_db(|db| unsafe { ffi::rocksdb_property_int_cf(db, cf.inner(), name.as_ptr(), &mut value) })?;
         (status == 0).then_some(value)
     }
 
@@ -582,22 +571,20 @@ impl BaseDb {
     /// (RocksDB's DeleteFilesInRange: no snapshot sees them afterwards,
     /// so the caller must know none needs them).
     pub(crate) fn delete_files_in_range(&self, cf: &impl AsColumnFamilyRef, start: &[u8], end: &[u8]) -> PgResult<()> {
-        let rep = self.rep.load(Ordering::Acquire);
-        assert!(!rep.is_null(), "file deletion before the base DB is known");
-        let mut db = CDb { rep };
         let mut err = std::ptr::null_mut();
-        // SAFETY: as in `ingest`; the keys are valid for the call.
-        unsafe {
+        // SAFETY: a live DB handle (with_db); the keys are valid for the call.
+        let known = self.with_db(|db| unsafe {
             ffi::rocksdb_delete_file_in_range_cf(
-                &mut db as *mut CDb as *mut ffi::rocksdb_t,
+                db,
                 cf.inner(),
                 start.as_ptr() as *const c_char,
                 start.len(),
                 end.as_ptr() as *const c_char,
                 end.len(),
                 &mut err,
-            );
-        }
+            )
+        });
+        assert!(known.is_some(), "file deletion before the base DB is known");
         check(err)
     }
 }
@@ -633,13 +620,7 @@ unsafe extern "C" fn on_memtable_sealed(_: *mut c_void, _: *const ffi::rocksdb_m
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::EngineOptions;
-
-    fn scratch_engine(name: &str) -> (Arc<Engine>, PathBuf) {
-        let dir = std::env::temp_dir().join(format!("tusk-bulk-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        (Engine::open(&dir, &EngineOptions::default()).expect("open"), dir)
-    }
+    use crate::engine::tests::scratch_engine;
 
     fn row_key(storage: u32, i: u32) -> Vec<u8> {
         let mut k = keys::storage_prefix(storage);

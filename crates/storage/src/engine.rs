@@ -685,7 +685,7 @@ fn decode_u64(v: &[u8]) -> u64 {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     #[test]
@@ -702,7 +702,8 @@ mod tests {
         assert!(!is_disk_full("IO error: While pread offset 0 len 10: /d/000010.sst: Input/output error"));
     }
 
-    fn scratch_engine(name: &str) -> (Arc<Engine>, PathBuf) {
+    /// An engine in a fresh directory of its own (for the storage crate's tests).
+    pub(crate) fn scratch_engine(name: &str) -> (Arc<Engine>, PathBuf) {
         let dir = std::env::temp_dir().join(format!("tusk-engine-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         (Engine::open(&dir, &EngineOptions::default()).expect("open"), dir)

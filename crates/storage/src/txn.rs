@@ -677,16 +677,14 @@ fn map_write_error(e: rocksdb::Error) -> PgError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::EngineOptions;
+    use crate::engine::tests::scratch_engine;
     use crate::keys;
 
     /// A read-ahead scan hands over every pair of its range in order (and
     /// nothing beside it), and one dropped early does not hold anything up.
     #[test]
     fn a_read_ahead_scan_sees_the_whole_range_in_order() {
-        let dir = std::env::temp_dir().join(format!("tusk-txn-ahead-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        let engine = Engine::open(&dir, &EngineOptions::default()).expect("open");
+        let (engine, dir) = scratch_engine("read-ahead");
         let mut bulk = engine.bulk_writer();
         for id in [70u32, 71, 72] {
             for i in 0..60_000u32 {
