@@ -734,8 +734,12 @@ impl Connection {
 
     fn send_notices(&mut self) -> std::io::Result<()> {
         let notices: Vec<PgError> = std::mem::take(&mut *self.sql.notices.borrow_mut());
+        let min = self.sql.settings.borrow().show("client_min_messages").map(|v| client_level(&v)).unwrap_or(2);
         for n in notices {
-            self.out.error(&n)?;
+            // INFO always reaches the client; the rest from client_min_messages up.
+            if n.severity == tusk_types::Severity::Info || client_level(n.severity.as_str()) >= min {
+                self.out.error(&n)?;
+            }
         }
         Ok(())
     }
@@ -1876,5 +1880,17 @@ fn check_same_result_type(old: &PlannedQuery, new: &PlannedQuery) -> PgResult<()
         Ok(())
     } else {
         Err(PgError::new(sqlstate::FEATURE_NOT_SUPPORTED, "cached plan must not change result type"))
+    }
+}
+
+/// A message level's rank for client_min_messages (elog.c's
+/// is_log_level_output for the client: DEBUG < LOG < NOTICE < WARNING < ERROR).
+fn client_level(level: &str) -> u8 {
+    match level.to_ascii_lowercase().as_str() {
+        "debug" | "debug5" | "debug4" | "debug3" | "debug2" | "debug1" => 0,
+        "log" => 1,
+        "notice" => 2,
+        "warning" => 3,
+        _ => 4,
     }
 }

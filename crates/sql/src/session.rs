@@ -890,7 +890,7 @@ impl QueryRun {
             .columns
             .iter()
             .enumerate()
-            .filter(|(_, c)| matches!(c.ty.oid, tusk_types::oid::REGCLASS | tusk_types::oid::REGROLE))
+            .filter(|(_, c)| matches!(c.ty.oid, tusk_types::oid::REGCLASS | tusk_types::oid::REGROLE | tusk_types::oid::REGNAMESPACE))
             .map(|(i, _)| i)
             .collect();
         let result = (|| {
@@ -911,9 +911,12 @@ impl QueryRun {
                             }
                         }
                         for &i in &reg_columns {
-                            if let Some(Datum::Oid(o)) = row.get(i) {
+                            // (0 prints as "-" through the type's own output)
+                            if let Some(Datum::Oid(o)) = row.get(i).filter(|d| !matches!(d, Datum::Oid(0))) {
                                 row[i] = Datum::from_string(if self.columns[i].ty.oid == tusk_types::oid::REGROLE {
                                     crate::functions::cast::regrole_out(*o, &env)
+                                } else if self.columns[i].ty.oid == tusk_types::oid::REGNAMESPACE {
+                                    env.catalog.namespaces.get(o).map(|n| crate::functions::quote_ident(&n.name)).unwrap_or_else(|| o.to_string())
                                 } else {
                                     env.relation_name(*o).unwrap_or_else(|| o.to_string())
                                 });

@@ -460,11 +460,21 @@ impl Settings {
             }
             VarType::Enum => {
                 let v = value.trim().to_ascii_lowercase();
-                let found = def.enumvals.iter().find(|e| e.to_ascii_lowercase() == v);
+                let found = def.enumvals.iter().find(|e| e.to_ascii_lowercase() == v).cloned().or_else(|| {
+                    // Enums with "on" and "off" also take the other spellings
+                    // of a boolean (guc_tables.c lists them as hidden values).
+                    let has = |w: &str| def.enumvals.iter().any(|e| e == w);
+                    match v.as_str() {
+                        "true" | "yes" | "1" if has("on") && has("off") => Some("on".to_string()),
+                        "false" | "no" | "0" if has("on") && has("off") => Some("off".to_string()),
+                        _ => None,
+                    }
+                });
                 match found {
-                    Some(e) => e.clone(),
+                    Some(e) => e,
                     None => {
-                        let list = def.enumvals.iter().map(|e| format!("\"{e}\"")).collect::<Vec<_>>().join(", ");
+                        // config_enum_get_options: the visible values, unquoted.
+                        let list = def.enumvals.join(", ");
                         return Err(invalid_value(&def.name, value).with_hint(format!("Available values: {list}.")));
                     }
                 }
@@ -571,8 +581,9 @@ pub fn parse_bool(value: &str) -> Option<bool> {
     let matches = |word: &str| word.starts_with(v.as_str());
     match v.as_str() {
         "on" => return Some(true),
-        "of" | "o" => return None,
-        "off" => return Some(false),
+        // 'o' alone is not unique enough; "of" already means off
+        "o" => return None,
+        "of" | "off" => return Some(false),
         "1" => return Some(true),
         "0" => return Some(false),
         _ => {}

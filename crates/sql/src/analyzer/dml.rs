@@ -50,10 +50,16 @@ impl<'a> Analyzer<'a> {
     /// in a scope of its own.
     pub fn analyze_standalone_expr(&mut self, text: &str, clause: &'static str) -> PgResult<Expr> {
         let node = parse_expression(text)?;
+        self.analyze_standalone_node(&node, clause)
+    }
+
+    /// analyze_standalone_expr for an expression still in its statement's
+    /// parse tree, so that its errors point into the statement's text.
+    pub fn analyze_standalone_node(&mut self, node: &Node, clause: &'static str) -> PgResult<Expr> {
         let saved = std::mem::take(&mut self.levels);
         self.levels.push(super::Level::default());
         self.level().agg_forbidden = Some(clause);
-        let r = self.transform_expr(&node);
+        let r = self.transform_expr(node);
         self.levels = saved;
         r
     }
@@ -682,6 +688,12 @@ impl<'a> Analyzer<'a> {
     /// constraints, index expressions): the relation is range table entry 0.
     pub fn analyze_relation_expr(&mut self, rel: Arc<Relation>, text: &str, clause: &'static str) -> PgResult<Expr> {
         let node = parse_expression(text)?;
+        self.analyze_relation_node(rel, &node, clause)
+    }
+
+    /// analyze_relation_expr for an expression of the statement being run
+    /// (CREATE TABLE's CHECK, CREATE INDEX's keys): errors point into it.
+    pub fn analyze_relation_node(&mut self, rel: Arc<Relation>, node: &Node, clause: &'static str) -> PgResult<Expr> {
         let saved = std::mem::take(&mut self.levels);
         self.levels.push(super::Level::default());
         let result = (|| {
@@ -689,7 +701,7 @@ impl<'a> Analyzer<'a> {
             let idx = self.add_rte(rte);
             self.level().namespace.push(NsItem { rte: idx, rel_visible: true, cols_visible: true, lateral_only: false });
             self.level().agg_forbidden = Some(clause);
-            self.transform_expr(&node)
+            self.transform_expr(node)
         })();
         self.levels = saved;
         result

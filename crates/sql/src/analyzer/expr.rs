@@ -255,7 +255,7 @@ impl<'a> Analyzer<'a> {
                 if let Some(e) = self.whole_row_ref(col, None, c.location)? {
                     return Ok(e);
                 }
-                Err(PgError::new(sqlstate::UNDEFINED_COLUMN, format!("column \"{col}\" does not exist")).with_position(pos(c.location)))
+                Err(self.missing_column(None, col, c.location))
             }
             [rel, col] => self.resolve_qualified(None, rel, col, c.location),
             [schema, rel, col] => self.resolve_qualified(Some(schema), rel, col, c.location),
@@ -342,14 +342,8 @@ impl<'a> Analyzer<'a> {
                 let entry = &level.rtable[rte];
                 match entry.col_names.iter().position(|n| n == col) {
                     Some(i) => Ok(self.column_expr(up, rte, i)),
-                    None => {
-                        // `rel.func` style composite access is not supported; report the column.
-                        Err(PgError::new(
-                            sqlstate::UNDEFINED_COLUMN,
-                            format!("column {}.{} does not exist", rel, col),
-                        )
-                        .with_position(pos(location)))
-                    }
+                    // `rel.func` style composite access is not supported; report the column.
+                    None => Err(self.missing_column(Some(rel), col, location)),
                 }
             }
             None => Err(self.missing_from(rel, location)),
@@ -362,6 +356,72 @@ impl<'a> Analyzer<'a> {
         let n = level.rtable[rte].col_names.len();
         let args = (0..n).map(|i| self.column_expr(up, rte, i)).collect();
         Ok(Some(Expr::Row { args, ty: t(oid::RECORD) }))
+    }
+
+    /// errorMissingColumn: "column ... does not exist", with PostgreSQL's
+    /// hint: the closest column names of the range table entries in scope
+    /// (searchRangeTableForCol, by Levenshtein distance, the entry's name
+    /// weighed in when the reference named one), or an exact match that
+    /// this part of the query cannot see.
+    pub(crate) fn missing_column(&self, relname: Option<&str>, col: &str, location: i32) -> PgError {
+        const MAX_FUZZY_DISTANCE: usize = 3;
+        let mut distance = MAX_FUZZY_DISTANCE + 1;
+        let mut first: Option<(&str, &str)> = None;
+        let mut second: Option<(&str, &str)> = None;
+        let mut invisible: Option<&str> = None;
+        'levels: for level in self.levels.iter().rev() {
+            for rte in &level.rtable {
+                // Join entries only repeat their inputs' columns.
+                if matches!(rte.kind, RteKind::Join { .. }) {
+                    continue;
+                }
+                let penalty = relname.map(|a| levenshtein(a, &rte.alias)).unwrap_or(0);
+                let mut exact = false;
+                for name in &rte.col_names {
+                    exact |= name == col;
+                    // updateFuzzyAttrMatchState
+                    if penalty > distance || name.is_empty() {
+                        continue;
+                    }
+                    let d = levenshtein(name, col);
+                    if d > col.len() / 2 {
+                        continue;
+                    }
+                    let d = d + penalty;
+                    if d < distance {
+                        distance = d;
+                        first = Some((&rte.alias, name));
+                        second = None;
+                    } else if d == distance {
+                        if second.is_some() {
+                            // more than two equally close: none is a useful hint
+                            first = None;
+                            second = None;
+                            distance = d - 1;
+                        } else if first.is_some() {
+                            second = Some((&rte.alias, name));
+                        } else if distance <= MAX_FUZZY_DISTANCE {
+                            first = Some((&rte.alias, name));
+                        }
+                    }
+                }
+                if exact && penalty == 0 {
+                    invisible = Some(&rte.alias);
+                    break 'levels;
+                }
+            }
+        }
+        let message = match relname {
+            Some(rel) => format!("column {rel}.{col} does not exist"),
+            None => format!("column \"{col}\" does not exist"),
+        };
+        let e = PgError::new(sqlstate::UNDEFINED_COLUMN, message).with_position(pos(location));
+        match (invisible, first, second) {
+            (Some(table), _, _) => e.with_hint(format!("There is a column named \"{col}\" in table \"{table}\", but it cannot be referenced from this part of the query.")),
+            (None, Some((t1, c1)), Some((t2, c2))) => e.with_hint(format!("Perhaps you meant to reference the column \"{t1}.{c1}\" or the column \"{t2}.{c2}\".")),
+            (None, Some((t1, c1)), None) => e.with_hint(format!("Perhaps you meant to reference the column \"{t1}.{c1}\".")),
+            _ => e,
+        }
     }
 
     /// errorMissingRTE: a reference to a FROM item that is not visible.
@@ -1576,6 +1636,23 @@ pub(crate) fn display_type(b: &crate::catalog::builtin::Builtins, t: SqlType) ->
     crate::analyzer::types::format_type_be(b, t.oid)
 }
 
+/// Levenshtein distance between two names, by characters (insertions,
+/// deletions and substitutions all cost 1), as varstr_levenshtein.
+fn levenshtein(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = Vec::with_capacity(b.len() + 1);
+        cur.push(i + 1);
+        for (j, cb) in b.iter().enumerate() {
+            let cost = usize::from(ca != *cb);
+            cur.push((prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1));
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
 fn ambiguous(col: &str, location: i32) -> PgError {
     PgError::new(sqlstate::AMBIGUOUS_COLUMN, format!("column reference \"{col}\" is ambiguous")).with_position(pos(location))
 }
@@ -1583,25 +1660,43 @@ fn ambiguous(col: &str, location: i32) -> PgError {
 
 /// The location of an expression node, for error positions.
 pub(crate) fn expr_location(n: &Node) -> i32 {
+    // nodeFuncs.c's exprLocation for raw parse trees: an operator or a
+    // call starts at its leftmost part.
+    let of = |n: &Option<Box<Node>>| n.as_deref().map(expr_location).unwrap_or(-1);
+    let first = |list: &[Node]| list.iter().map(expr_location).find(|&l| l >= 0).unwrap_or(-1);
     match &n.node {
         Some(NodeEnum::AConst(c)) => c.location,
         Some(NodeEnum::ColumnRef(c)) => c.location,
-        Some(NodeEnum::AExpr(e)) => e.location,
-        Some(NodeEnum::FuncCall(f)) => f.location,
-        Some(NodeEnum::TypeCast(t)) => t.location,
-        Some(NodeEnum::BoolExpr(b)) => b.location,
-        Some(NodeEnum::SubLink(s)) => s.location,
+        Some(NodeEnum::AExpr(e)) => leftmost(e.location, of(&e.lexpr)),
+        Some(NodeEnum::FuncCall(f)) => leftmost(f.location, first(&f.args)),
+        Some(NodeEnum::TypeCast(t)) => leftmost(of(&t.arg), t.location),
+        Some(NodeEnum::BoolExpr(b)) => leftmost(b.location, first(&b.args)),
+        Some(NodeEnum::SubLink(s)) => leftmost(of(&s.testexpr), s.location),
         Some(NodeEnum::CaseExpr(c)) => c.location,
         Some(NodeEnum::ParamRef(p)) => p.location,
-        Some(NodeEnum::NullTest(nt)) => nt.location,
+        Some(NodeEnum::NullTest(nt)) => leftmost(nt.location, of(&nt.arg)),
         Some(NodeEnum::RowExpr(r)) => r.location,
         Some(NodeEnum::AArrayExpr(a)) => a.location,
         Some(NodeEnum::CoalesceExpr(c)) => c.location,
         Some(NodeEnum::MinMaxExpr(m)) => m.location,
         Some(NodeEnum::SqlvalueFunction(s)) => s.location,
-        Some(NodeEnum::CollateClause(c)) => c.location,
-        Some(NodeEnum::BooleanTest(b)) => b.location,
+        Some(NodeEnum::CollateClause(c)) => leftmost(of(&c.arg), c.location),
+        Some(NodeEnum::BooleanTest(b)) => leftmost(b.location, of(&b.arg)),
+        Some(NodeEnum::SetToDefault(d)) => d.location,
+        Some(NodeEnum::AIndirection(i)) => of(&i.arg),
+        Some(NodeEnum::NamedArgExpr(na)) => leftmost(na.location, of(&na.arg)),
+        Some(NodeEnum::GroupingFunc(g)) => g.location,
+        Some(NodeEnum::ResTarget(r)) => r.location,
         _ => -1,
+    }
+}
+
+/// nodeFuncs.c's leftmostLoc: the smaller of two locations, ignoring unknown (-1) ones.
+fn leftmost(a: i32, b: i32) -> i32 {
+    match (a < 0, b < 0) {
+        (true, _) => b,
+        (_, true) => a,
+        _ => a.min(b),
     }
 }
 

@@ -28,6 +28,7 @@ use crate::catalog::{builtins, DbCatalog, RelKind, Relation, PG_CATALOG_NAMESPAC
 use crate::query::{Cte, Query, RangeTblEntry, RteKind};
 use crate::settings::Settings;
 
+pub use dml::parse_expression;
 pub use expr::{const_text, figure_index_colname, function_out_columns};
 
 /// What the analyzer needs to know about the session.

@@ -537,10 +537,13 @@ impl<'a> Analyzer<'a> {
             let r = find(&right_cols, "right")?;
             let eq = self.make_op("=", Some(l.clone()), Some(r.clone()), -1)?;
             quals.push(eq);
-            // The merged column: the left value for inner/left joins, the
-            // right for right joins, COALESCE for full joins (coerced to a common type).
+            // The merged column (buildMergedJoinVar): for an inner join
+            // either side, the one needing no coercion if there is one; the
+            // left value for left joins, the right for right joins,
+            // COALESCE for full joins (coerced to a common type).
             let (both, ty) = self.unify(vec![l.clone(), r.clone()], "JOIN/USING", -1)?;
             let merged = match kind {
+                JoinKind::Inner if !matches!(both[0], Expr::Var(_)) && matches!(both[1], Expr::Var(_)) => both[1].clone(),
                 JoinKind::Inner | JoinKind::Left => both[0].clone(),
                 JoinKind::Right => both[1].clone(),
                 _ => Expr::Coalesce { args: both, ty },

@@ -315,6 +315,15 @@ pub struct IndexInfo {
     /// duplicates can exist until the check (see `executor::table`).
     #[serde(default)]
     pub deferrable: bool,
+    /// INCLUDE columns (attribute numbers): carried by the index after its
+    /// keys (pg_index.indkey lists them, indnkeyatts does not count them),
+    /// never part of its order or uniqueness. Tusk reads them from the
+    /// row, so the index's entries do not store them.
+    #[serde(default)]
+    pub include: Vec<i16>,
+    /// pg_index.indisreplident: the table's REPLICA IDENTITY USING INDEX.
+    #[serde(default)]
+    pub replica_identity: bool,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -340,6 +349,23 @@ pub struct ViewInfo {
     pub depends_on: Vec<Oid>,
 }
 
+fn default_replica_identity() -> char {
+    'd'
+}
+
+/// A table's TOAST table and its index as PostgreSQL has them
+/// (`pg_toast.pg_toast_<table oid>`, `..._index`). Tusk keeps long values
+/// inline in its rows; these are catalog rows only, so that
+/// `pg_class.reltoastrelid` and the `toast.*` storage parameters read as
+/// in PostgreSQL.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ToastInfo {
+    pub oid: Oid,
+    pub index_oid: Oid,
+    /// The TOAST table's reloptions (`toast.` options without the prefix).
+    pub options: Vec<String>,
+}
+
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Relation {
     pub oid: Oid,
@@ -360,6 +386,14 @@ pub struct Relation {
     /// pg_class.relacl; None = the default privileges.
     #[serde(default)]
     pub acl: Option<Vec<acl::AclItem>>,
+    /// The TOAST table PostgreSQL gives a table that may hold long values.
+    #[serde(default)]
+    pub toast: Option<ToastInfo>,
+    /// pg_class.relreplident of a table (ALTER TABLE ... REPLICA IDENTITY):
+    /// 'd' default, 'n' nothing, 'f' full, 'i' the index marked
+    /// `replica_identity`. Tusk has no logical decoding to use it.
+    #[serde(default = "default_replica_identity")]
+    pub replica_identity: char,
     /// Indexes on this table; derived when the catalog is loaded, not stored.
     #[serde(skip)]
     pub indexes: Vec<Oid>,

@@ -108,6 +108,8 @@ fn registry() -> &'static Registry {
                 options: Vec::new(),
                 acl: Some(system_table_acl(&name)),
                 indexes: Vec::new(),
+                toast: None,
+                replica_identity: 'n',
             });
             tables.push(SystemTable { name, namespace, oid, relkind, columns, generator, relation });
         }
@@ -270,8 +272,15 @@ pub fn index_definition(catalog: &DbCatalog, idx: &Relation) -> String {
         info.method,
         index_columns_text(table, info)
     );
+    if !info.include.is_empty() {
+        let names: Vec<String> = info.include.iter().map(|&a| crate::functions::quote_ident(&table.column(a).name)).collect();
+        s.insert_str(s.len() - 1, &format!(") INCLUDE ({}", names.join(", ")));
+    }
     if info.nulls_not_distinct {
         s.push_str(" NULLS NOT DISTINCT");
+    }
+    if !idx.options.is_empty() {
+        s.push_str(&format!(" WITH ({})", crate::commands::reloptions::flatten(&idx.options)));
     }
     if let Some(p) = &info.predicate {
         s.push_str(&format!(" WHERE ({p})"));
@@ -376,7 +385,7 @@ fn class_row(cx: &SysCx, r: &Relation, relkind: char, referenced: &std::collecti
         ("relpages", Datum::Int4(0)),
         ("reltuples", Datum::Float4(-1.0)),
         ("relallvisible", Datum::Int4(0)),
-        ("reltoastrelid", oidv(0)),
+        ("reltoastrelid", oidv(r.toast.as_ref().map(|t| t.oid).unwrap_or(0))),
         ("relhasindex", b(has_index)),
         ("relisshared", b(false)),
         ("relpersistence", ch(r.persistence)),
@@ -389,7 +398,7 @@ fn class_row(cx: &SysCx, r: &Relation, relkind: char, referenced: &std::collecti
         ("relrowsecurity", b(false)),
         ("relforcerowsecurity", b(false)),
         ("relispopulated", b(true)),
-        ("relreplident", ch(if r.kind == RelKind::Table { 'd' } else { 'n' })),
+        ("relreplident", ch(if r.kind == RelKind::Table && relkind == 'r' { r.replica_identity } else { 'n' })),
         ("relispartition", b(false)),
         ("relrewrite", oidv(0)),
         ("relfrozenxid", Datum::Oid(0)),
@@ -418,8 +427,68 @@ fn pg_class(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
     }
     for r in user_relations(cx) {
         out.push(class_row(cx, r, relkind_of(r), &referenced));
+        if let Some((toast, index)) = toast_relations(r) {
+            out.push(class_row(cx, &toast, 't', &referenced));
+            out.push(class_row(cx, &index, 'i', &referenced));
+        }
     }
     Ok(())
+}
+
+/// The TOAST table and index rows of a table that has them: PostgreSQL's
+/// shape (`pg_toast.pg_toast_<oid>` with chunk_id, chunk_seq and
+/// chunk_data, a unique btree index on the first two), owned by the table's
+/// owner. Tusk stores nothing in them.
+pub fn toast_relations(r: &Relation) -> Option<(Relation, Relation)> {
+    let info = r.toast.as_ref()?;
+    // Built from one of the table's columns so that every field has a value.
+    let base = r.columns.iter().find(|c| !c.dropped)?.clone();
+    let column = |name: &str, type_oid: Oid| {
+        let mut c = base.clone();
+        c.name = name.to_string();
+        c.type_oid = type_oid;
+        c.typmod = -1;
+        c.not_null = true;
+        c.default = None;
+        c.identity = ' ';
+        c.missing = None;
+        c.collation = 0;
+        c
+    };
+    let mut toast = r.clone();
+    toast.oid = info.oid;
+    toast.name = format!("pg_toast_{}", r.oid);
+    toast.namespace = PG_TOAST_NAMESPACE;
+    toast.columns = vec![column("chunk_id", oid::OID), column("chunk_seq", oid::INT4), column("chunk_data", oid::BYTEA)];
+    toast.constraints = Vec::new();
+    toast.index = None;
+    toast.view = None;
+    toast.sequence = None;
+    toast.options = info.options.clone();
+    toast.acl = None;
+    toast.indexes = vec![info.index_oid];
+    toast.toast = None;
+    let mut index = toast.clone();
+    index.oid = info.index_oid;
+    index.name = format!("pg_toast_{}_index", r.oid);
+    index.kind = RelKind::Index;
+    index.columns.truncate(2);
+    index.options = Vec::new();
+    index.indexes = Vec::new();
+    index.index = Some(IndexInfo {
+        table: info.oid,
+        keys: [1, 2].iter().map(|&attnum| IndexKey { attnum, expr: None, desc: false, nulls_first: false, opclass: 0, collation: 0 }).collect(),
+        unique: true,
+        primary: false,
+        clustered: false,
+        predicate: None,
+        nulls_not_distinct: false,
+        method: "btree".to_string(),
+        deferrable: false,
+        include: Vec::new(),
+        replica_identity: false,
+    });
+    Some((toast, index))
 }
 
 fn attribute_rows(r: &Relation, out: &mut Vec<SysRow>) {
@@ -458,6 +527,10 @@ fn pg_attribute(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
     }
     for r in user_relations(cx) {
         attribute_rows(r, out);
+        if let Some((toast, index)) = toast_relations(r) {
+            attribute_rows(&toast, out);
+            attribute_rows(&index, out);
+        }
     }
     Ok(())
 }
@@ -748,7 +821,7 @@ fn pg_indexes(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
             ("tablename", name(&table.name)),
             ("indexname", name(&r.name)),
             ("tablespace", Datum::Null),
-            ("indexdef", text(&index_definition(cx.catalog, r))),
+            ("indexdef", text(&cx.env.and_then(|env| crate::functions::catalog_fns::index_definition(env, r.oid, 0, false)).unwrap_or_else(|| index_definition(cx.catalog, r)))),
         ]);
     }
     Ok(())
@@ -793,9 +866,11 @@ fn pg_sequences(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
 }
 
 fn pg_index(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
-    for r in user_relations(cx).into_iter().filter(|r| r.kind == RelKind::Index) {
+    let toast_indexes: Vec<Relation> = user_relations(cx).into_iter().filter_map(|r| toast_relations(r)).map(|(_, i)| i).collect();
+    let indexes = user_relations(cx).into_iter().map(|r| &**r).filter(|r| r.kind == RelKind::Index);
+    for r in indexes.chain(toast_indexes.iter()) {
         let Some(info) = &r.index else { continue };
-        let keys: Vec<i16> = info.keys.iter().map(|k| k.attnum).collect();
+        let keys: Vec<i16> = info.keys.iter().map(|k| k.attnum).chain(info.include.iter().copied()).collect();
         let options: Vec<i16> = info.keys.iter().map(|k| (k.desc as i16) | ((k.nulls_first as i16) << 1)).collect();
         let exprs: Vec<String> = info.keys.iter().filter_map(|k| k.expr.clone()).collect();
         let (classes, collations) = index_key_classes(cx, &r, info);
@@ -803,7 +878,7 @@ fn pg_index(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
             ("indexrelid", oidv(r.oid)),
             ("indrelid", oidv(info.table)),
             ("indnatts", Datum::Int2(keys.len() as i16)),
-            ("indnkeyatts", Datum::Int2(keys.len() as i16)),
+            ("indnkeyatts", Datum::Int2(info.keys.len() as i16)),
             ("indisunique", b(info.unique)),
             ("indnullsnotdistinct", b(info.nulls_not_distinct)),
             ("indisprimary", b(info.primary)),
@@ -814,7 +889,7 @@ fn pg_index(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
             ("indcheckxmin", b(false)),
             ("indisready", b(true)),
             ("indislive", b(true)),
-            ("indisreplident", b(false)),
+            ("indisreplident", b(info.replica_identity)),
             ("indkey", int2_vector(&keys)),
             ("indcollation", oid_vector(&collations)),
             ("indclass", oid_vector(&classes)),
@@ -919,6 +994,13 @@ fn pg_attrdef(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
 /// Comments PostgreSQL's initdb gives built-in objects that clients show
 /// (psql's `\dx`, `\dn+`): (class oid, object oid, sub id, text).
 pub const BUILTIN_COMMENTS: &[(Oid, Oid, i32, &str)] = &[
+    (2601, 2, 0, "heap table access method"),
+    (2601, 403, 0, "b-tree index access method"),
+    (2601, 405, 0, "hash index access method"),
+    (2601, 783, 0, "GiST index access method"),
+    (2601, 2742, 0, "GIN index access method"),
+    (2601, 4000, 0, "SP-GiST index access method"),
+    (2601, 3580, 0, "block range index (BRIN) access method"),
     (2612, 12, 0, "built-in functions"),
     (2612, 13, 0, "dynamically-loaded C functions"),
     (2612, 14, 0, "SQL-language functions"),
@@ -1002,8 +1084,17 @@ fn pg_opclass(_: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
 }
 
 fn pg_am(_: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
-    for (o, n, t) in [(2u32, "heap", 't'), (403, "btree", 'i'), (405, "hash", 'i'), (783, "gist", 'i'), (2742, "gin", 'i'), (4000, "spgist", 'i'), (3580, "brin", 'i')] {
-        out.push(vec![("oid", oidv(o)), ("amname", name(n)), ("amhandler", Datum::Oid(0)), ("amtype", ch(t))]);
+    // PostgreSQL 15's access methods with their handler functions' OIDs.
+    for (o, n, handler, t) in [
+        (2u32, "heap", 3u32, 't'),
+        (403, "btree", 330, 'i'),
+        (405, "hash", 331, 'i'),
+        (783, "gist", 332, 'i'),
+        (2742, "gin", 333, 'i'),
+        (4000, "spgist", 334, 'i'),
+        (3580, "brin", 335, 'i'),
+    ] {
+        out.push(vec![("oid", oidv(o)), ("amname", name(n)), ("amhandler", Datum::Oid(handler)), ("amtype", ch(t))]);
     }
     Ok(())
 }

@@ -78,16 +78,11 @@ fn expand_view_star(sel: &pb::SelectStmt, q: &crate::query::Query) -> pb::Select
     let Some(count) = outputs.len().checked_sub(sel.target_list.len() - 1) else { return sel.clone() };
     let mut expanded = Vec::with_capacity(count);
     for t in &outputs[at..at + count] {
-        let crate::expr::Expr::Var(v) = &t.expr else { return sel.clone() };
-        let Some(rte) = q.rtable.get(v.rte) else { return sel.clone() };
-        let Some(col) = rte.col_names.get(v.col) else { return sel.clone() };
+        let Some(parts) = crate::functions::viewdef::star_column_ref(q, &t.expr) else { return sel.clone() };
         let string = |s: &str| Node { node: Some(NodeEnum::String(pb::String { sval: s.to_string() })) };
-        let mut fields = Vec::new();
-        if !rte.alias.is_empty() && !matches!(rte.kind, crate::query::RteKind::Join { .. }) {
-            fields.push(string(&rte.alias));
-        }
-        fields.push(string(col));
-        let name = if t.name == *col { String::new() } else { t.name.clone() };
+        let fields: Vec<Node> = parts.iter().map(|p| string(p)).collect();
+        let col = parts.last().cloned().unwrap_or_default();
+        let name = if t.name == col { String::new() } else { t.name.clone() };
         expanded.push(Node {
             node: Some(NodeEnum::ResTarget(Box::new(pb::ResTarget {
                 name,
@@ -100,6 +95,59 @@ fn expand_view_star(sel: &pb::SelectStmt, q: &crate::query::Query) -> pb::Select
     let mut out = sel.clone();
     out.target_list.splice(at..at + 1, expanded);
     out
+}
+
+/// A view's NATURAL JOIN joins on the columns the two sides had in common
+/// when the view was made (PostgreSQL stores the USING list it found): the
+/// stored text says USING (...), so that a column added to a table later
+/// does not change the join. Joins of the top-level FROM list are matched
+/// with the analyzed ones in the order the analyzer made them.
+fn natural_joins_spelled_out(sel: &pb::SelectStmt, q: &crate::query::Query) -> pb::SelectStmt {
+    use crate::query::FromItem;
+    fn analyzed(item: &FromItem, q: &crate::query::Query, out: &mut Vec<Vec<String>>) {
+        if let FromItem::Join { left, right, rte, .. } = item {
+            analyzed(left, q, out);
+            analyzed(right, q, out);
+            let width = |i: &FromItem| match i {
+                FromItem::Rte(r) | FromItem::Join { rte: r, .. } => q.rtable[*r].col_names.len(),
+            };
+            let merged = (width(left) + width(right)).saturating_sub(q.rtable[*rte].col_names.len());
+            out.push(q.rtable[*rte].col_names[..merged].to_vec());
+        }
+    }
+    let mut using_lists = Vec::new();
+    for item in &q.from {
+        analyzed(item, q, &mut using_lists);
+    }
+    let mut out = sel.clone();
+    let mut next = 0;
+    for n in out.from_clause.iter_mut() {
+        if !spell_out(n, &using_lists, &mut next) {
+            return sel.clone();
+        }
+    }
+    if next != using_lists.len() {
+        return sel.clone();
+    }
+    out
+}
+
+/// Rewrites the NATURAL joins under `n` (inputs first, as the analyzer
+/// visits them) with the USING lists found; false when the trees disagree.
+fn spell_out(n: &mut Node, using_lists: &[Vec<String>], next: &mut usize) -> bool {
+    let Some(NodeEnum::JoinExpr(j)) = n.node.as_mut() else { return true };
+    for side in [j.larg.as_deref_mut(), j.rarg.as_deref_mut()].into_iter().flatten() {
+        if !spell_out(side, using_lists, next) {
+            return false;
+        }
+    }
+    let Some(columns) = using_lists.get(*next) else { return false };
+    *next += 1;
+    if j.is_natural && !j.alias.as_ref().is_some_and(|a| !a.colnames.is_empty()) {
+        j.is_natural = false;
+        j.using_clause = columns.iter().map(|c| Node { node: Some(NodeEnum::String(pb::String { sval: c.clone() })) }).collect();
+    }
+    true
 }
 
 /// Helpers shared by the DDL commands.
@@ -192,7 +240,7 @@ impl<'s> Ddl<'s> {
     fn lookup(&self, rv: &pb::RangeVar) -> PgResult<Arc<Relation>> {
         let settings = self.s.settings.borrow();
         let a = self.analyzer(&settings);
-        a.range_var_relation(rv)
+        a.range_var_relation(rv).map_err(super::utility_error)
     }
 
     fn lookup_opt(&self, rv: &pb::RangeVar) -> PgResult<Option<Arc<Relation>>> {
@@ -253,6 +301,8 @@ fn new_relation(oid: Oid, name: &str, namespace: Oid, kind: RelKind, persistence
         options: Vec::new(),
         acl: None,
         indexes: Vec::new(),
+        toast: None,
+        replica_identity: if kind == RelKind::Table { 'd' } else { 'n' },
     }
 }
 
@@ -348,21 +398,20 @@ pub fn create_table(s: &mut SqlSession, stmt: &pb::CreateStmt, sql: &str) -> PgR
     {
         let d = Ddl::new(s, sql)?;
         let nsp = d.namespace_for(rv, temp)?;
-        if d.relation_name_taken(nsp, &rv.relname) {
-            if stmt.if_not_exists {
-                notice(s, format!("relation \"{}\" already exists, skipping", rv.relname));
-                return Ok(());
-            }
+        let name_taken = d.relation_name_taken(nsp, &rv.relname);
+        if name_taken && stmt.if_not_exists {
+            notice(s, format!("relation \"{}\" already exists, skipping", rv.relname));
+            return Ok(());
+        }
+        // DefineRelation checks the storage parameters before the name.
+        let (options, toast_options) = super::reloptions::for_table(&stmt.options)?;
+        if name_taken {
             return Err(PgError::new(sqlstate::DUPLICATE_TABLE, format!("relation \"{}\" already exists", rv.relname)));
         }
         let rel_oid = d.oid()?;
         let mut rel = new_relation(rel_oid, &rv.relname, nsp, RelKind::Table, if temp { 't' } else if rv.relpersistence == "u" { 'u' } else { 'p' }, super::grant::current_role_oid(s));
         rel.storage_id = d.storage()?;
-        for o in &stmt.options {
-            if let Some(NodeEnum::DefElem(de)) = &o.node {
-                rel.options.push(format!("{}={}", de.defname, def_elem_value(de).unwrap_or_default()));
-            }
-        }
+        rel.options = options;
         let mut table_constraints: Vec<pb::Constraint> = Vec::new();
         let mut serials: Vec<SerialSpec> = Vec::new();
         let mut raw_defaults: Vec<(usize, Node)> = Vec::new();
@@ -480,7 +529,7 @@ pub fn create_table(s: &mut SqlSession, stmt: &pb::CreateStmt, sql: &str) -> PgR
                 )));
             }
             let text = deparse_expr(e)?;
-            check_default(&d, &rel, *idx, &text)?;
+            check_default_node(&d, &rel, *idx, e)?;
             rel.columns[*idx].default = Some(text);
         }
         // Table constraints, PRIMARY KEY first so the table is clustered on it.
@@ -488,6 +537,9 @@ pub fn create_table(s: &mut SqlSession, stmt: &pb::CreateStmt, sql: &str) -> PgR
         let mut new_indexes: Vec<Relation> = Vec::new();
         for con in &table_constraints {
             add_constraint(&d, &mut rel, con, true, &mut new_indexes, &mut created_names)?;
+        }
+        if super::reloptions::needs_toast_table(&rel) {
+            rel.toast = Some(crate::catalog::ToastInfo { oid: d.oid()?, index_oid: d.oid()?, options: toast_options });
         }
         d.create_relation(&rel)?;
         for idx in &new_indexes {
@@ -577,11 +629,21 @@ fn column_from_def(d: &Ddl, cd: &pb::ColumnDef, idx: usize) -> PgResult<(Column,
 /// Validates a DEFAULT expression for a column: it must not reference
 /// columns and must be assignable to the column's type.
 fn check_default(d: &Ddl, rel: &Relation, col: usize, text: &str) -> PgResult<()> {
+    // ALTER TABLE cooks defaults without the statement's text (cookDefault
+    // with a NULL query string): its errors carry no position.
+    let node = crate::analyzer::parse_expression(text)?;
+    check_default_node(d, rel, col, &node).map_err(super::utility_error)
+}
+
+/// cookDefault for a DEFAULT written in the statement being run.
+fn check_default_node(d: &Ddl, rel: &Relation, col: usize, node: &Node) -> PgResult<()> {
     let settings = d.s.settings.borrow();
     let mut a = d.analyzer(&settings);
-    let e = a.analyze_standalone_expr(text, "DEFAULT expressions").map_err(|e| {
+    let e = a.analyze_standalone_node(node, "DEFAULT expressions").map_err(|e| {
         if e.code == sqlstate::UNDEFINED_COLUMN {
-            PgError::new(sqlstate::FEATURE_NOT_SUPPORTED, "cannot use column reference in DEFAULT expression")
+            let mut refused = PgError::new(sqlstate::FEATURE_NOT_SUPPORTED, "cannot use column reference in DEFAULT expression");
+            refused.position = e.position;
+            refused
         } else {
             e
         }
@@ -642,7 +704,9 @@ fn add_constraint(
             {
                 let settings = d.s.settings.borrow();
                 let mut a = d.analyzer(&settings);
-                let e = a.analyze_relation_expr(Arc::new(rel.clone()), &text, "check constraints")?;
+                // CREATE TABLE cooks its constraints with the statement's
+                // text at hand, ALTER TABLE without (no error position).
+                let e = a.analyze_relation_node(Arc::new(rel.clone()), expr, "check constraints").map_err(|e| if creating { e } else { super::utility_error(e) })?;
                 if e.ty().oid != oid::BOOL {
                     let _ = a.coerce_to_boolean(e, "CHECK", -1)?;
                 }
@@ -699,7 +763,8 @@ fn add_constraint(
                     rel.columns[a as usize - 1].not_null = true;
                 }
             }
-            let colnames: Vec<String> = attnums.iter().map(|&a| rel.column(a).name.clone()).collect();
+            let include = included_columns(rel, &con.including, true)?;
+            let colnames: Vec<String> = attnums.iter().chain(&include).map(|&a| rel.column(a).name.clone()).collect();
             let name = if !con.conname.is_empty() {
                 con.conname.clone()
             } else if primary {
@@ -718,7 +783,8 @@ fn add_constraint(
             let clustered = primary && creating && !con.deferrable;
             let mut idx = new_relation(idx_oid, &name, nsp, RelKind::Index, rel.persistence, rel.owner);
             idx.storage_id = if clustered { rel.storage_id } else { d.storage()? };
-            idx.columns = attnums.iter().map(|&a| new_column(&rel.column(a).name, rel.column(a).sql_type())).collect();
+            idx.columns = attnums.iter().chain(&include).map(|&a| new_column(&rel.column(a).name, rel.column(a).sql_type())).collect();
+            idx.options = super::reloptions::for_index(&con.options, "btree")?;
             idx.index = Some(IndexInfo {
                 table: rel.oid,
                 keys: attnums.iter().map(|&a| IndexKey { attnum: a, expr: None, desc: false, nulls_first: false, opclass: 0, collation: 0 }).collect(),
@@ -729,6 +795,8 @@ fn add_constraint(
                 nulls_not_distinct: con.nulls_not_distinct,
                 method: "btree".into(),
                 deferrable: con.deferrable,
+                include,
+                replica_identity: false,
             });
             rel.constraints.push(Constraint {
                 oid: d.oid()?,
@@ -1214,7 +1282,7 @@ pub fn create_index(s: &mut SqlSession, stmt: &pb::IndexStmt, sql: &str) -> PgRe
                 let ty = {
                     let settings = d.s.settings.borrow();
                     let mut a = d.analyzer(&settings);
-                    let ex = a.analyze_relation_expr(rel.clone(), &text, "index expressions")?;
+                    let ex = a.analyze_relation_node(rel.clone(), e, "index expressions")?;
                     if ex.is_volatile() {
                         return Err(PgError::new(
                             sqlstate::INVALID_OBJECT_DEFINITION,
@@ -1229,6 +1297,14 @@ pub fn create_index(s: &mut SqlSession, stmt: &pb::IndexStmt, sql: &str) -> PgRe
                 key_types.push(ty);
                 keys.push(IndexKey { attnum: 0, expr: Some(text), desc, nulls_first, opclass, collation });
             }
+        }
+        if !stmt.index_including_params.is_empty() && method != "btree" {
+            return Err(PgError::new(sqlstate::FEATURE_NOT_SUPPORTED, format!("access method \"{method}\" does not support included columns")));
+        }
+        let include = included_columns(&rel, &stmt.index_including_params, false)?;
+        for &attnum in &include {
+            names.push(rel.column(attnum).name.clone());
+            key_types.push(rel.column(attnum).sql_type());
         }
         // ChooseIndexColumnNames: a repeated name gets a number (expr, expr1).
         let mut unique_names: Vec<String> = Vec::with_capacity(names.len());
@@ -1250,6 +1326,21 @@ pub fn create_index(s: &mut SqlSession, stmt: &pb::IndexStmt, sql: &str) -> PgRe
         } else {
             stmt.idxname.clone()
         };
+        let index_options = super::reloptions::for_index(&stmt.options, method)?;
+        let predicate = match &stmt.where_clause {
+            Some(w) => {
+                let text = deparse_expr(w)?;
+                {
+                    let settings = d.s.settings.borrow();
+                    let mut a = d.analyzer(&settings);
+                    let e = a.analyze_relation_node(rel.clone(), w, "index predicates")?;
+                    a.coerce_to_boolean(e, "WHERE", -1)?;
+                }
+                Some(text)
+            }
+            None => None,
+        };
+        // index_create checks the name after the options and the predicate.
         if d.relation_name_taken(nsp, &name) {
             if stmt.if_not_exists {
                 notice(s, format!("relation \"{name}\" already exists, skipping"));
@@ -1257,33 +1348,22 @@ pub fn create_index(s: &mut SqlSession, stmt: &pb::IndexStmt, sql: &str) -> PgRe
             }
             return Err(PgError::new(sqlstate::DUPLICATE_TABLE, format!("relation \"{name}\" already exists")));
         }
-        let predicate = match &stmt.where_clause {
-            Some(w) => {
-                let text = deparse_expr(w)?;
-                {
-                    let settings = d.s.settings.borrow();
-                    let mut a = d.analyzer(&settings);
-                    let e = a.analyze_relation_expr(rel.clone(), &text, "index predicates")?;
-                    a.coerce_to_boolean(e, "WHERE", -1)?;
-                }
-                Some(text)
-            }
-            None => None,
-        };
         let idx_oid = d.oid()?;
         let mut idx = new_relation(idx_oid, &name, nsp, RelKind::Index, rel.persistence, rel.owner);
         idx.storage_id = d.storage()?;
+        idx.options = index_options;
         // The index's columns: the keys' names, types and collations.
         idx.columns = names
             .iter()
             .zip(&key_types)
-            .zip(&keys)
-            .map(|((n, &ty), k)| {
+            .enumerate()
+            .map(|(i, (n, &ty))| {
                 let mut c = new_column(n, ty);
-                if k.collation != 0 {
-                    c.collation = k.collation;
-                } else if k.attnum > 0 {
-                    c.collation = rel.column(k.attnum).collation;
+                let attnum = keys.get(i).map(|k| k.attnum).unwrap_or_else(|| include[i - keys.len()]);
+                match keys.get(i) {
+                    Some(k) if k.collation != 0 => c.collation = k.collation,
+                    _ if attnum > 0 => c.collation = rel.column(attnum).collation,
+                    _ => {}
                 }
                 c
             })
@@ -1298,11 +1378,51 @@ pub fn create_index(s: &mut SqlSession, stmt: &pb::IndexStmt, sql: &str) -> PgRe
             nulls_not_distinct: stmt.nulls_not_distinct,
             method: method.to_string(),
             deferrable: false,
+            include,
+            replica_identity: false,
         });
         d.create_relation(&idx)?;
         build_index(&d, &rel, idx_oid)?;
     }
     s.reload_txn_catalog()
+}
+
+/// The INCLUDE columns of an index or a UNIQUE / PRIMARY KEY constraint
+/// (ComputeIndexAttrs): plain columns, without collation, operator class
+/// or ordering.
+fn included_columns(rel: &Relation, params: &[Node], constraint: bool) -> PgResult<Vec<i16>> {
+    let mut out = Vec::with_capacity(params.len());
+    for p in params {
+        let name = match &p.node {
+            Some(NodeEnum::IndexElem(ie)) => {
+                if ie.name.is_empty() {
+                    return Err(PgError::new(sqlstate::FEATURE_NOT_SUPPORTED, "expressions are not supported in included columns"));
+                }
+                let refuse = |what: &str| Err(PgError::new(sqlstate::FEATURE_NOT_SUPPORTED, format!("including column does not support {what}")));
+                if !ie.collation.is_empty() {
+                    return refuse("a collation");
+                }
+                if !ie.opclass.is_empty() {
+                    return refuse("an operator class");
+                }
+                if ie.ordering > 1 {
+                    return refuse("ASC/DESC options");
+                }
+                if ie.nulls_ordering > 1 {
+                    return refuse("NULLS FIRST/LAST options");
+                }
+                ie.name.clone()
+            }
+            Some(NodeEnum::String(s)) => s.sval.clone(),
+            _ => continue,
+        };
+        let Some((attnum, _)) = rel.column_by_name(&name) else {
+            let msg = if constraint { format!("column \"{name}\" named in key does not exist") } else { format!("column \"{name}\" does not exist") };
+            return Err(PgError::new(sqlstate::UNDEFINED_COLUMN, msg));
+        };
+        out.push(attnum);
+    }
+    Ok(out)
 }
 
 /// The operator class an index element names, checked against the access
@@ -1395,6 +1515,12 @@ pub fn create_view(s: &mut SqlSession, stmt: &pb::ViewStmt, sql: &str) -> PgResu
                 (other, _) => return Err(PgError::new(sqlstate::INVALID_PARAMETER_VALUE, format!("unrecognized parameter \"{other}\""))),
             }
         }
+        let clause_check = match stmt.with_check_option {
+            x if x == pb::ViewCheckOption::LocalCheckOption as i32 => Some("local"),
+            x if x == pb::ViewCheckOption::CascadedCheckOption as i32 => Some("cascaded"),
+            _ => None,
+        };
+        let view_options = super::reloptions::for_view(&stmt.options, clause_check)?;
         let q = {
             let settings = d.s.settings.borrow();
             let mut a = d.analyzer(&settings);
@@ -1416,7 +1542,7 @@ pub fn create_view(s: &mut SqlSession, stmt: &pb::ViewStmt, sql: &str) -> PgResu
         }
         let mut depends = Vec::new();
         query_relations(&q, &mut depends);
-        let text = deparse_select(&expand_view_star(&sel, &q))?;
+        let text = deparse_select(&natural_joins_spelled_out(&expand_view_star(&sel, &q), &q))?;
         let nsp = d.namespace_for(rv, temp)?;
         let temp_deps = depends.iter().any(|o| d.catalog.relation(*o).map(|r| r.persistence == 't').unwrap_or(false));
         if temp_deps && !temp {
@@ -1456,12 +1582,14 @@ pub fn create_view(s: &mut SqlSession, stmt: &pb::ViewStmt, sql: &str) -> PgResu
             let mut updated = (**existing).clone();
             updated.columns = cols;
             updated.view = Some(ViewInfo { query: text, check_option, depends_on: depends });
+            updated.options = view_options;
             d.put(&updated)?;
         } else {
             let oid = d.oid()?;
             let mut view = new_relation(oid, &rv.relname, nsp, RelKind::View, if temp { 't' } else { 'p' }, super::grant::current_role_oid(s));
             view.columns = cols;
             view.view = Some(ViewInfo { query: text, check_option, depends_on: depends });
+            view.options = view_options;
             d.create_relation(&view)?;
         }
     }
@@ -2607,7 +2735,7 @@ fn alter_table_cmd(d: &Ddl, rel: &Arc<Relation>, c: &pb::AlterTableCmd, objtype:
             // Indexes and constraints on the column go with it.
             let clustered_pk = d.catalog.indexes_of(rel).any(|ix| {
                 let info = ix.index.as_ref().expect("index");
-                info.clustered && info.keys.iter().any(|k| k.attnum == attnum)
+                info.clustered && (info.keys.iter().any(|k| k.attnum == attnum) || info.include.contains(&attnum))
             });
             if clustered_pk {
                 // The primary key goes with its column: first the table
@@ -2618,14 +2746,18 @@ fn alter_table_cmd(d: &Ddl, rel: &Arc<Relation>, c: &pb::AlterTableCmd, objtype:
                 let d = Ddl { s: d.s, catalog: cat, sql: d.sql };
                 return alter_table_cmd(&d, &rel, c, objtype);
             }
+            let mut dropped_indexes = Vec::new();
             for ix in d.catalog.indexes_of(rel) {
                 let info = ix.index.as_ref().expect("index");
-                if info.keys.iter().any(|k| k.attnum == attnum || k.expr.as_ref().map(|e| e.contains(&c.name)).unwrap_or(false)) {
+                if info.keys.iter().any(|k| k.attnum == attnum || k.expr.as_ref().map(|e| e.contains(&c.name)).unwrap_or(false)) || info.include.contains(&attnum) {
                     store::delete_relation(d.txn()?, d.db(), ix)?;
                     d.s.note_drop(ix.storage_id);
+                    dropped_indexes.push(ix.oid);
                 }
             }
-            t.constraints.retain(|k| !k.columns.contains(&attnum) && !k.check.as_ref().map(|e| mentions_column(e, &c.name)).unwrap_or(false));
+            t.constraints.retain(|k| {
+                !k.columns.contains(&attnum) && !(k.index != 0 && dropped_indexes.contains(&k.index)) && !k.check.as_ref().map(|e| mentions_column(e, &c.name)).unwrap_or(false)
+            });
             // Foreign keys of other tables referencing this column.
             for (child, con) in d.catalog.referencing_fks(rel.oid) {
                 if con.foreign.as_ref().map(|f| f.ref_columns.contains(&attnum)).unwrap_or(false) {
@@ -2681,6 +2813,7 @@ fn alter_table_cmd(d: &Ddl, rel: &Arc<Relation>, c: &pb::AlterTableCmd, objtype:
                     format!("column \"{}\" of relation \"{}\" is an identity column", c.name, rel.name),
                 ));
             }
+            super::replica_identity::check_drop_not_null(&d.catalog, &t, attnum)?;
             t.columns[i].not_null = false;
             d.put(&t)?;
         }
@@ -2760,8 +2893,34 @@ fn alter_table_cmd(d: &Ddl, rel: &Arc<Relation>, c: &pb::AlterTableCmd, objtype:
         // ALTER COLUMN TYPE
         30 => return alter_column_type(d, rel, c),
         x if x == pb::AlterTableType::AtChangeOwner as i32 => return change_owner(d, rel, c),
-        // SET (options), SET LOGGED/UNLOGGED: accepted as no-ops.
-        40 | 41 | 42 | 35 | 36 => {}
+        // REPLICA IDENTITY
+        59 => {
+            let Some(NodeEnum::ReplicaIdentityStmt(ri)) = c.def.as_deref().and_then(|n| n.node.as_ref()) else {
+                return Err(PgError::internal("REPLICA IDENTITY without definition"));
+            };
+            if rel.kind != RelKind::Table {
+                return Err(PgError::new(sqlstate::WRONG_OBJECT_TYPE, format!("ALTER action REPLICA IDENTITY cannot be performed on relation \"{}\"", rel.name))
+                    .with_detail(format!("This operation is not supported for {}.", super::reloptions::relkind_plural(rel.kind))));
+            }
+            for changed in super::replica_identity::mark(&d.catalog, &t, &ri.identity_type, &ri.name)? {
+                d.put(&changed)?;
+            }
+        }
+        // SET (...), RESET (...) storage parameters
+        40 | 41 | 42 => {
+            let how = match c.subtype {
+                40 => super::reloptions::Alteration::Set,
+                41 => super::reloptions::Alteration::Reset,
+                _ => super::reloptions::Alteration::Replace,
+            };
+            let list = match c.def.as_deref().and_then(|n| n.node.as_ref()) {
+                Some(NodeEnum::List(l)) => l.items.clone(),
+                _ => Vec::new(),
+            };
+            d.put(&super::reloptions::altered(&t, &list, how)?)?;
+        }
+        // SET LOGGED/UNLOGGED, SET WITHOUT OIDS: accepted as no-ops.
+        35 | 36 | 37 => {}
         // ADD/SET/DROP IDENTITY
         68 => {
             let i = column_index(&t, &c.name)?;

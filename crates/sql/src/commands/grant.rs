@@ -333,7 +333,7 @@ pub fn grant(s: &mut SqlSession, stmt: &pb::GrantStmt, sql: &str) -> PgResult<()
             let a = s.analyzer(&catalog, &settings, &[], sql);
             for o in &stmt.objects {
                 if let Some(NodeEnum::RangeVar(rv)) = &o.node {
-                    let rel = a.range_var_relation(rv)?;
+                    let rel = a.range_var_relation(rv).map_err(super::utility_error)?;
                     if kind == ObjectKind::Sequence && rel.kind != RelKind::Sequence {
                         return Err(PgError::new(sqlstate::WRONG_OBJECT_TYPE, format!("\"{}\" is not a sequence", rel.name)));
                     }

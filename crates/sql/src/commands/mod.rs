@@ -11,6 +11,8 @@ pub mod explain;
 pub mod grant;
 pub mod naming;
 pub mod role;
+pub mod reloptions;
+pub mod replica_identity;
 pub mod sequence;
 
 use pg_query::protobuf::{self as pb, Node};
@@ -41,6 +43,14 @@ impl UtilityResult {
 /// Queues a NOTICE for the client.
 pub fn notice(s: &SqlSession, message: String) {
     s.notices.borrow_mut().push(PgError::notice(message));
+}
+
+/// An error from looking up a utility statement's relation: PostgreSQL
+/// resolves those names outside the parser (RangeVarGetRelid), so its
+/// errors carry no position in the statement.
+pub(crate) fn utility_error(mut e: PgError) -> PgError {
+    e.position = None;
+    e
 }
 
 /// A DefElem's argument as text.
@@ -201,7 +211,7 @@ pub(crate) fn execute_ddl_node(s: &mut SqlSession, node: &NodeEnum, sql: &str) -
                 if let Some(NodeEnum::RangeVar(rv)) = &r.node {
                     let settings = s.settings.borrow();
                     let a = s.analyzer(&d.catalog, &settings, &[], sql);
-                    let rel = a.range_var_relation(rv)?;
+                    let rel = a.range_var_relation(rv).map_err(utility_error)?;
                     // ACCESS SHARE .. ROW EXCLUSIVE don't conflict with
                     // writers: they share the lock DDL takes exclusively.
                     if l.mode >= 4 {
@@ -333,7 +343,7 @@ fn check_relations_exist(s: &SqlSession, rels: &[Node], sql: &str) -> PgResult<(
     for r in rels {
         if let Some(NodeEnum::VacuumRelation(vr)) = &r.node {
             if let Some(rv) = &vr.relation {
-                a.range_var_relation(rv)?;
+                a.range_var_relation(rv).map_err(utility_error)?;
             }
         }
     }

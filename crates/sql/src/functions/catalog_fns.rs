@@ -263,12 +263,23 @@ pub fn index_definition(env: &dyn Env, index: Oid, colno: i32, pretty: bool) -> 
             }
         }
     }
+    if attrs_only && colno as usize > info.keys.len() {
+        let attnum = *info.include.get(colno as usize - info.keys.len() - 1)?;
+        return Some(super::quote_ident(&table.column(attnum).name));
+    }
     if attrs_only {
         return Some(s);
+    }
+    if !info.include.is_empty() {
+        let names: Vec<String> = info.include.iter().map(|&a| super::quote_ident(&table.column(a).name)).collect();
+        s.push_str(&format!(") INCLUDE ({}", names.join(", ")));
     }
     s.push(')');
     if info.nulls_not_distinct {
         s.push_str(" NULLS NOT DISTINCT");
+    }
+    if !idx.options.is_empty() {
+        s.push_str(&format!(" WITH ({})", crate::commands::reloptions::flatten(&idx.options)));
     }
     if let Some(p) = &info.predicate {
         s.push_str(" WHERE ");
@@ -331,6 +342,9 @@ pub fn constraint_definition(env: &dyn Env, rel: &Arc<Relation>, con: &Constrain
                 s.push_str("NULLS NOT DISTINCT ");
             }
             s.push_str(&format!("({})", column_list(rel, &con.columns)));
+            if let Some(include) = catalog.relation(con.index).and_then(|i| i.index.as_ref()).map(|i| &i.include).filter(|i| !i.is_empty()) {
+                s.push_str(&format!(" INCLUDE ({})", column_list(rel, include)));
+            }
             s
         }
         ConstraintKind::Check => {

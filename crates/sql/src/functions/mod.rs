@@ -10,7 +10,7 @@ pub mod agg;
 mod bytea;
 pub mod cast;
 mod acl_fns;
-mod catalog_fns;
+pub(crate) mod catalog_fns;
 mod compare;
 mod datetime_fns;
 mod formatting;
@@ -24,7 +24,7 @@ mod sizes;
 pub(crate) mod ruleutils;
 mod srf;
 mod string;
-mod viewdef;
+pub(crate) mod viewdef;
 
 use std::cell::Ref;
 use std::collections::HashMap;

@@ -36,6 +36,29 @@ use crate::expr::{BoolOp, BoolTestKind, Expr, FrameBound, FrameExclusion, FrameM
 #[derive(Clone, Debug, Default)]
 pub struct NameScope {
     pub rtes: Vec<RteNames>,
+    /// The query's joins whose columns print by the join's own names,
+    /// outermost first.
+    pub joins: Vec<JoinNames>,
+    /// The joins whose inside (inputs and ON clause) is being printed:
+    /// their inputs are visible there under their own names.
+    pub inside: Vec<usize>,
+}
+
+/// A join as its columns are referred to from outside it. PostgreSQL's
+/// stored queries keep references to join columns (Vars of the join's range
+/// table entry); Tusk's analyzer expands each to what it stands for, so
+/// they are recognized here by that expression: any column of an aliased
+/// join prints as `alias.column`, and a merged USING column of an unnamed
+/// join (a COALESCE or a coerced input) as its bare name.
+#[derive(Clone, Debug, Default)]
+pub struct JoinNames {
+    pub rte: usize,
+    /// The join's alias; None for an unnamed join.
+    pub refname: Option<String>,
+    /// What each nameable column stands for, with its name.
+    pub columns: Vec<(Expr, String)>,
+    /// The range table entries inside the join, at any depth.
+    pub members: Vec<usize>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -182,7 +205,7 @@ impl<'a> Deparser<'a> {
     /// A deparser for expressions over one relation's columns (range table entry 0).
     pub fn for_relation(env: &'a dyn Env, pretty: bool, relname: &str, columns: Vec<String>) -> Deparser<'a> {
         let mut d = Deparser::new(env, pretty);
-        d.scopes.push(NameScope { rtes: vec![RteNames { refname: Some(relname.to_string()), columns, join_columns: None }] });
+        d.scopes.push(NameScope { rtes: vec![RteNames { refname: Some(relname.to_string()), columns, join_columns: None }], ..Default::default() });
         d
     }
 
@@ -279,8 +302,37 @@ impl<'a> Deparser<'a> {
 
     // ------------------------------------------------------------ expressions
 
+    /// A reference to a join column, printed by the join's name for it
+    /// (get_variable on a join's Var); the column's name, or None if `e`
+    /// is no join column visible here.
+    pub(crate) fn join_column(&mut self, e: &Expr) -> Option<String> {
+        let (levels_up, base) = match e {
+            Expr::Var(v) => (v.levels_up as usize, Expr::Var(crate::expr::Var { levels_up: 0, ..v.clone() })),
+            Expr::Coalesce { .. } | Expr::Cast { .. } => (0, e.clone()),
+            _ => return None,
+        };
+        let scope = self.scopes.len().checked_sub(1 + levels_up).and_then(|i| self.scopes.get(i))?;
+        let (refname, name) = scope.joins.iter().filter(|j| !scope.inside.contains(&j.rte)).find_map(|j| {
+            if let Expr::Var(v) = &base {
+                if !j.members.contains(&v.rte) {
+                    return None;
+                }
+            }
+            j.columns.iter().find(|(x, _)| *x == base).map(|(_, n)| (j.refname.clone(), n.clone()))
+        })?;
+        if let (true, Some(r)) = (self.varprefix, refname) {
+            self.push(&super::quote_ident(&r));
+            self.push(".");
+        }
+        self.push(&super::quote_ident(&name));
+        Some(name)
+    }
+
     /// get_rule_expr
     pub fn expr(&mut self, e: &Expr, show_implicit: bool) {
+        if self.join_column(e).is_some() {
+            return;
+        }
         match e {
             Expr::Var(v) => {
                 self.var(v.rte, v.col, v.levels_up);

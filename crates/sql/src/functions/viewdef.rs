@@ -18,7 +18,7 @@ use crate::catalog::Relation;
 use crate::expr::{Expr, SubLinkKind};
 use crate::query::{Distinct, FromItem, JoinKind, Query, RangeTblEntry, RteKind, SetOpKind, SetOpTree};
 
-use super::ruleutils::{Deparser, NameScope, RteNames, PRETTYINDENT_JOIN, PRETTYINDENT_STD, PRETTYINDENT_VAR};
+use super::ruleutils::{Deparser, JoinNames, NameScope, RteNames, PRETTYINDENT_JOIN, PRETTYINDENT_STD, PRETTYINDENT_VAR};
 use super::Env;
 
 /// pg_get_viewdef's text of a view: the query and a closing semicolon.
@@ -95,7 +95,74 @@ fn scope_for(d: &Deparser, q: &Query) -> NameScope {
         };
         rtes.push(RteNames { refname, columns: rte.col_names.clone(), join_columns });
     }
-    NameScope { rtes }
+    let mut joins = Vec::new();
+    for item in &q.from {
+        collect_joins(q, item, &rtes, &mut joins);
+    }
+    NameScope { rtes, joins, inside: Vec::new() }
+}
+
+/// The joins of a FROM item whose columns outside them are referred to by
+/// the join's names, outermost first (see `JoinNames`).
+fn collect_joins(q: &Query, item: &FromItem, names: &[RteNames], out: &mut Vec<JoinNames>) {
+    let FromItem::Join { left, right, rte, .. } = item else { return };
+    let jrte = &q.rtable[*rte];
+    let RteKind::Join { columns, .. } = &jrte.kind else { return };
+    let mut members = Vec::new();
+    item_members(left, &mut members);
+    item_members(right, &mut members);
+    let refname = if jrte.has_alias { names.get(*rte).and_then(|n| n.refname.clone()) } else { None };
+    let nameable = columns
+        .iter()
+        .zip(&jrte.col_names)
+        // An unnamed join's plain columns print as the input columns they are.
+        .filter(|(e, _)| refname.is_some() || !matches!(e, Expr::Var(_)))
+        .map(|(e, n)| (e.clone(), n.clone()))
+        .collect();
+    out.push(JoinNames { rte: *rte, refname, columns: nameable, members });
+    collect_joins(q, left, names, out);
+    collect_joins(q, right, names, out);
+}
+
+fn item_members(item: &FromItem, out: &mut Vec<usize>) {
+    match item {
+        FromItem::Rte(i) => out.push(*i),
+        FromItem::Join { left, right, rte, .. } => {
+            out.push(*rte);
+            item_members(left, out);
+            item_members(right, out);
+        }
+    }
+}
+
+/// How the query's top level names an output of its `*`: a column of an
+/// aliased join as `j.col`, a merged column of an unnamed join as `col`,
+/// any other table column as `table.col` (CREATE VIEW spells out a `*` so).
+pub(crate) fn star_column_ref(q: &Query, e: &Expr) -> Option<Vec<String>> {
+    let names: Vec<RteNames> = q.rtable.iter().map(|r| RteNames { refname: Some(r.alias.clone()), ..Default::default() }).collect();
+    let mut joins = Vec::new();
+    for item in &q.from {
+        collect_joins(q, item, &names, &mut joins);
+    }
+    let through_join = joins.iter().find_map(|j| {
+        if let Expr::Var(v) = e {
+            if !j.members.contains(&v.rte) {
+                return None;
+            }
+        }
+        let (_, name) = j.columns.iter().find(|(x, _)| x == e)?;
+        Some(j.refname.iter().cloned().chain(std::iter::once(name.clone())).collect())
+    });
+    if through_join.is_some() {
+        return through_join;
+    }
+    let Expr::Var(v) = e else { return None };
+    let rte = q.rtable.get(v.rte)?;
+    let col = rte.col_names.get(v.col)?.clone();
+    if rte.alias.is_empty() || matches!(rte.kind, RteKind::Join { .. }) {
+        return Some(vec![col]);
+    }
+    Some(vec![rte.alias.clone(), col])
 }
 
 fn refname(d: &Deparser, rte: usize) -> Option<String> {
@@ -357,7 +424,9 @@ fn target_list(d: &mut Deparser, q: &Query, result_names: Option<&[String]>, col
         sep = ", ";
         colno += 1;
         let outer = std::mem::take(&mut d.buf);
+        let joined = d.join_column(&t.expr);
         let attname = match &t.expr {
+            _ if joined.is_some() => joined,
             Expr::Var(v) => d.var(v.rte, v.col, v.levels_up),
             e => {
                 d.expr(e, true);
@@ -472,6 +541,10 @@ fn from_item(d: &mut Deparser, q: &Query, item: &FromItem) {
             }
         }
         FromItem::Join { kind, left, right, quals, rte } => {
+            // Inside the join its inputs are visible under their own names.
+            if let Some(scope) = d.scopes.last_mut() {
+                scope.inside.push(*rte);
+            }
             let jrte = &q.rtable[*rte];
             let right_needs_paren = d.pretty && !matches!(right.as_ref(), FromItem::Rte(_)) && !matches!(right.as_ref(), FromItem::Join { rte: r, .. } if q.rtable[*r].has_alias);
             if !d.pretty || jrte.has_alias {
@@ -513,6 +586,9 @@ fn from_item(d: &mut Deparser, q: &Query, item: &FromItem) {
             }
             if !d.pretty || jrte.has_alias {
                 d.push(")");
+            }
+            if let Some(scope) = d.scopes.last_mut() {
+                scope.inside.retain(|j| j != rte);
             }
             if jrte.has_alias {
                 let name = refname(d, *rte).unwrap_or_else(|| jrte.alias.clone());
