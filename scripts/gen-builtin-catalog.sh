@@ -30,7 +30,16 @@ q "select p.oid, proname, case when pronamespace = 11 then 11 else 13000 end, pr
    order by p.oid" > "$out/pg_proc.tsv"
 q "select oid, opcmethod, opcname, opcnamespace, opcowner, opcfamily, opcintype, opcdefault, opckeytype
    from pg_opclass order by oid" > "$out/pg_opclass.tsv"
+q "select oid, opfmethod, opfname, opfnamespace, opfowner from pg_opfamily order by oid" > "$out/pg_opfamily.tsv"
+q "select oid, amopfamily, amoplefttype, amoprighttype, amopstrategy, amoppurpose, amopopr, amopmethod, amopsortfamily
+   from pg_amop order by oid" > "$out/pg_amop.tsv"
+q "select oid, amprocfamily, amproclefttype, amprocrighttype, amprocnum, amproc::oid from pg_amproc order by oid" > "$out/pg_amproc.tsv"
 q "select aggfnoid::oid, aggkind, aggtranstype, coalesce(agginitval, '\N') from pg_aggregate order by aggfnoid::oid" > "$out/pg_aggregate.tsv"
+# initdb's comments on built-in functions, operators and types (psql's
+# \df+, \do and \dT show them; obj_description reads them).
+q "select objoid, classoid, objsubid, description from pg_description
+   where classoid in ('pg_proc'::regclass, 'pg_operator'::regclass, 'pg_type'::regclass) and objoid < 16384
+   order by classoid, objoid, objsubid" > "$out/pg_description.tsv"
 
 # Settings: every GUC with its boot value, unit, type, context and limits.
 q "select name, coalesce(boot_val, ''), coalesce(unit, ''), category, short_desc, context, vartype,
@@ -51,7 +60,11 @@ q "select c.relname, n.nspname, c.oid, c.relkind, a.attnum, a.attname,
             'pg_collation','pg_extension','pg_stat_activity','pg_stat_database','pg_operator','pg_cast','pg_aggregate','pg_depend','pg_trigger',
             'pg_tablespace','pg_matviews','pg_rewrite','pg_enum','pg_range','pg_language','pg_locks','pg_prepared_statements',
             'pg_stat_user_tables','pg_statistic_ext','pg_policy','pg_publication','pg_foreign_table','pg_partitioned_table',
-            'pg_auth_members','pg_publication_namespace','pg_publication_rel','pg_opclass','pg_cursors'))
+            'pg_auth_members','pg_publication_namespace','pg_publication_rel','pg_opclass','pg_cursors',
+            'pg_event_trigger','pg_parameter_acl','pg_db_role_setting','pg_default_acl','pg_subscription',
+            'pg_foreign_server','pg_foreign_data_wrapper','pg_user_mapping','pg_user_mappings','pg_largeobject',
+            'pg_largeobject_metadata','pg_transform','pg_statistic_ext_data','pg_conversion','pg_seclabel',
+            'pg_shseclabel','pg_opfamily','pg_amop','pg_amproc'))
       or (n.nspname = 'information_schema' and c.relname in ('tables','columns','views','schemata','table_constraints',
             'key_column_usage','referential_constraints','sequences','constraint_column_usage','check_constraints',
             'table_privileges','role_table_grants','applicable_roles','enabled_roles'))

@@ -150,12 +150,18 @@ fn parse_error(message: String, funcname: &str) -> PgError {
         return PgError::new(sqlstate::INVALID_ESCAPE_SEQUENCE, message)
             .with_hint("Unicode escapes must be \\uXXXX or \\UXXXXXXXX.");
     }
+    if message == "invalid Unicode escape" {
+        // U&'...' (str_udeescape): the SQL standard's escape forms.
+        return PgError::new(sqlstate::SYNTAX_ERROR, message).with_hint("Unicode escapes must be \\XXXX or \\+XXXXXX.");
+    }
+    if message.starts_with("unsafe use of string constant with Unicode escapes") {
+        return PgError::new(sqlstate::FEATURE_NOT_SUPPORTED, message)
+            .with_detail("String constants with Unicode escapes cannot be used when standard_conforming_strings is off.");
+    }
     let code = if message.starts_with("invalid byte sequence for encoding") {
         sqlstate::CHARACTER_NOT_IN_REPERTOIRE
     } else if message.contains("is out of range for type") {
         sqlstate::NUMERIC_VALUE_OUT_OF_RANGE
-    } else if message.starts_with("unsafe use of string constant with Unicode escapes") {
-        sqlstate::FEATURE_NOT_SUPPORTED
     } else if message.contains(" constraints cannot be marked ") {
         // processCASbits: UNIQUE ... NOT VALID, CHECK ... DEFERRABLE, ...
         sqlstate::FEATURE_NOT_SUPPORTED

@@ -447,16 +447,23 @@ impl Settings {
                 v.to_string()
             }
             VarType::Real => {
-                let v: f64 = value.trim().parse().map_err(|_| invalid_value(&def.name, value))?;
+                let v = parse_real_with_unit(value, &def.unit).ok_or_else(|| {
+                    let mut e = invalid_value(&def.name, value);
+                    if !def.unit.is_empty() && value.trim().ends_with(|c: char| c.is_ascii_alphabetic()) {
+                        e = e.with_hint(unit_hint(&def.unit));
+                    }
+                    e
+                })?;
                 let min: f64 = def.min.parse().unwrap_or(f64::MIN);
                 let max: f64 = def.max.parse().unwrap_or(f64::MAX);
                 if v < min || v > max {
+                    let unit = if def.unit.is_empty() { String::new() } else { format!(" {}", def.unit) };
                     return Err(PgError::new(
                         sqlstate::INVALID_PARAMETER_VALUE,
-                        format!("{} is outside the valid range for parameter \"{}\" ({} .. {})", v, def.name, min, max),
+                        format!("{}{unit} is outside the valid range for parameter \"{}\" ({} .. {})", format_g(v), def.name, format_g(min), format_g(max)),
                     ));
                 }
-                tusk_types::float::format_float8(v, 0)
+                format_g(v)
             }
             VarType::Enum => {
                 let v = value.trim().to_ascii_lowercase();
@@ -679,6 +686,59 @@ fn unit_scale(unit: &str) -> Option<(bool, f64)> {
     })
 }
 
+/// A real setting with an optional unit suffix, in the parameter's base
+/// unit (guc.c's parse_real and convert_to_base_unit: a fraction of a
+/// unit is rounded to the next smaller unit).
+fn parse_real_with_unit(value: &str, base_unit: &str) -> Option<f64> {
+    let v = value.trim();
+    let split = v.find(|c: char| c.is_ascii_alphabetic() && c != 'e' && c != 'E').unwrap_or(v.len());
+    let (num, unit) = (v[..split].trim(), v[split..].trim());
+    let n: f64 = num.parse().ok().filter(|n: &f64| !n.is_nan())?;
+    if unit.is_empty() {
+        return Some(n);
+    }
+    let (is_mem, scale) = unit_scale(unit)?;
+    let (base_is_mem, base_scale) = unit_scale(base_unit)?;
+    if is_mem != base_is_mem || base_unit.is_empty() {
+        return None;
+    }
+    let next_smaller = if is_mem { ["TB", "GB", "MB", "kB", "B"].as_slice() } else { ["d", "h", "min", "s", "ms", "us"].as_slice() }
+        .iter()
+        .filter_map(|u| unit_scale(u).map(|(_, s)| s))
+        .find(|&s| s < scale);
+    let mut value = n * scale / base_scale;
+    if let Some(smaller) = next_smaller {
+        value = (n * scale / smaller).round_ties_even() * smaller / base_scale;
+    }
+    Some(value)
+}
+
+/// C's "%g": six significant digits, trailing zeros dropped, an exponent
+/// below 1e-4 and from 1e6 up (how guc.c prints real settings).
+pub(crate) fn format_g(v: f64) -> String {
+    if v == 0.0 {
+        return "0".into();
+    }
+    if !v.is_finite() {
+        return if v.is_nan() { "nan".into() } else if v > 0.0 { "inf".into() } else { "-inf".into() };
+    }
+    let exp = format!("{v:.5e}");
+    let (mantissa, e) = exp.split_once('e').unwrap_or((&exp, "0"));
+    let e: i32 = e.parse().unwrap_or(0);
+    if (-4..6).contains(&e) {
+        let decimals = (5 - e).max(0) as usize;
+        let s = format!("{v:.decimals$}");
+        if s.contains('.') {
+            s.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            s
+        }
+    } else {
+        let m = if mantissa.contains('.') { mantissa.trim_end_matches('0').trim_end_matches('.') } else { mantissa };
+        format!("{m}e{}{:02}", if e < 0 { '-' } else { '+' }, e.abs())
+    }
+}
+
 /// An integer setting with an optional unit suffix, converted to the
 /// parameter's base unit (rounded as PostgreSQL rounds).
 fn parse_int_with_unit(value: &str, base_unit: &str) -> Option<i64> {
@@ -704,6 +764,9 @@ fn parse_int_with_unit(value: &str, base_unit: &str) -> Option<i64> {
 /// SHOW's form of a value: integers with units in the largest unit that
 /// divides them exactly ("4MB", "1min").
 fn display_value(def: &GucDef, raw: &str) -> String {
+    if def.vartype == VarType::Real && !def.unit.is_empty() {
+        return display_real(def, raw);
+    }
     if def.vartype != VarType::Integer || def.unit.is_empty() {
         return raw.to_string();
     }
@@ -728,9 +791,51 @@ fn display_value(def: &GucDef, raw: &str) -> String {
     format!("{v}{}", def.unit)
 }
 
+/// convert_real_from_base_unit: a positive real setting in the first
+/// unit, largest first, that shows it as a whole number (within 1e-8), else
+/// in the smallest.
+fn display_real(def: &GucDef, raw: &str) -> String {
+    let Ok(v) = raw.parse::<f64>() else { return raw.to_string() };
+    let Some((is_mem, base)) = unit_scale(&def.unit) else { return raw.to_string() };
+    if v <= 0.0 {
+        return format_g(v);
+    }
+    let units: &[&str] = if is_mem { &["TB", "GB", "MB", "kB", "B"] } else { &["d", "h", "min", "s", "ms", "us"] };
+    let mut shown = (v, def.unit.as_str());
+    for u in units {
+        let (_, s) = unit_scale(u).expect("known unit");
+        let value = v * base / s;
+        shown = (value, u);
+        if value > 0.0 && ((value.round_ties_even() / value) - 1.0).abs() <= 1e-8 {
+            break;
+        }
+    }
+    format!("{}{}", format_g(shown.0), shown.1)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn real_settings_with_units() {
+        let mut s = Settings::default();
+        s.set("vacuum_cost_delay", "40ms").unwrap();
+        assert_eq!(s.show("vacuum_cost_delay").unwrap(), "40ms");
+        s.set("vacuum_cost_delay", "80.1").unwrap();
+        assert_eq!(s.show("vacuum_cost_delay").unwrap(), "80100us");
+        s.set("vacuum_cost_delay", "900us").unwrap();
+        assert_eq!(s.show("vacuum_cost_delay").unwrap(), "900us");
+        s.set("vacuum_cost_delay", "0").unwrap();
+        assert_eq!(s.show("vacuum_cost_delay").unwrap(), "0");
+        let e = s.set("vacuum_cost_delay", "10s").unwrap_err();
+        assert_eq!(e.message, "10000 ms is outside the valid range for parameter \"vacuum_cost_delay\" (0 .. 100)");
+        let e = s.set("vacuum_cost_delay", "1.5min").unwrap_err();
+        assert_eq!(e.message, "90000 ms is outside the valid range for parameter \"vacuum_cost_delay\" (0 .. 100)");
+        assert!(s.set("vacuum_cost_delay", "3kB").unwrap_err().hint.is_some());
+        assert_eq!(format_g(1e-6), "1e-06");
+        assert_eq!(format_g(1.79769313486232e308), "1.79769e+308");
+    }
 
     #[test]
     fn show_and_set() {

@@ -840,7 +840,13 @@ impl<'a> Analyzer<'a> {
                     return Ok(Ok(Expr::Const(Datum::Null, target)));
                 }
                 let text = d.as_str().unwrap_or_default().to_string();
-                if matches!(target.oid, oid::REGCLASS | oid::REGTYPE | oid::REGPROC | oid::REGPROCEDURE | oid::REGNAMESPACE | oid::REGROLE) {
+                if matches!(target.oid, oid::REGCLASS | oid::REGTYPE | oid::REGPROC | oid::REGPROCEDURE | oid::REGOPER | oid::REGOPERATOR | oid::REGNAMESPACE | 4191) {
+                    // As PostgreSQL, a reg* literal names its object when the
+                    // statement is analyzed, and errors point at the literal.
+                    let o = self.reg_input(target.oid, &text).map_err(|err| err.with_position(pos(loc)))?;
+                    return Ok(Ok(Expr::Const(Datum::Oid(o), target)));
+                }
+                if target.oid == oid::REGROLE {
                     // Name lookups need the catalog: done when the cast runs.
                     return Ok(Ok(Expr::Cast {
                         arg: Box::new(Expr::Const(Datum::from_string(text), t(oid::TEXT))),
@@ -1100,6 +1106,24 @@ impl<'a> Analyzer<'a> {
         let chosen = match coerce::select_candidate(self.b, &inputs, &cand_list) {
             (Some(i), _) => i,
             (None, ambiguous) => {
+                // No function takes the argument as it is: `typename(x)` may
+                // be a cast (func_get_detail's FUNCDETAIL_COERCION).
+                let plain_call = args.len() == 1
+                    && !named
+                    && !f.agg_star
+                    && !f.agg_distinct
+                    && !f.func_variadic
+                    && f.agg_order.is_empty()
+                    && f.agg_filter.is_none()
+                    && f.over.is_none()
+                    && schema.as_deref().map_or(true, |s| s == "pg_catalog");
+                if plain_call {
+                    if let Some(target) = self.function_style_cast_target(&name, &args[0]) {
+                        let arg = args.swap_remove(0);
+                        let loc = f.args.first().map_or(f.location, expr_location);
+                        return self.coerce_to(arg, SqlType::new(target), CoercionContext::Explicit, loc);
+                    }
+                }
                 let sig = sig();
                 return Err(if ambiguous {
                     PgError::new(sqlstate::AMBIGUOUS_FUNCTION, format!("function {sig} is not unique"))

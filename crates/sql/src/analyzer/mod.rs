@@ -11,6 +11,7 @@ pub mod coerce;
 mod dml;
 mod expr;
 mod select;
+pub mod regtypes;
 mod updatable;
 mod window;
 pub mod types;

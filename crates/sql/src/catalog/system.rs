@@ -124,7 +124,7 @@ fn registry() -> &'static Registry {
 fn system_table_acl(name: &str) -> Vec<super::acl::AclItem> {
     use super::acl;
     let mut v = acl::default_acl(acl::ObjectKind::Table, BOOTSTRAP_SUPERUSER);
-    if !matches!(name, "pg_authid" | "pg_shadow" | "pg_statistic" | "pg_user_mapping" | "pg_subscription") {
+    if !matches!(name, "pg_authid" | "pg_shadow" | "pg_statistic" | "pg_user_mapping" | "pg_subscription" | "pg_largeobject") {
         v.push(acl::AclItem { grantee: acl::PUBLIC, grantor: BOOTSTRAP_SUPERUSER, privs: acl::SELECT, grant_options: 0 });
     }
     v
@@ -145,6 +145,27 @@ pub fn all() -> &'static [SystemTable] {
 }
 
 /// Whether a relation is a system table (scanned by generating rows).
+/// PostgreSQL's shared catalogs: one copy for the whole cluster
+/// (pg_class.relisshared).
+const SHARED_CATALOGS: &[&str] = &[
+    "pg_authid",
+    "pg_auth_members",
+    "pg_database",
+    "pg_db_role_setting",
+    "pg_parameter_acl",
+    "pg_replication_origin",
+    "pg_shdepend",
+    "pg_shdescription",
+    "pg_shseclabel",
+    "pg_subscription",
+    "pg_tablespace",
+];
+
+/// Whether a relation is one of the shared catalogs.
+pub fn is_shared(rel: &Relation) -> bool {
+    rel.namespace == PG_CATALOG_NAMESPACE && rel.oid < tusk_types::oid::FIRST_NORMAL_OBJECT_ID && SHARED_CATALOGS.contains(&rel.name.as_str())
+}
+
 pub fn is_system(rel: &Relation) -> bool {
     rel.storage_id == 0 && rel.oid < tusk_types::oid::FIRST_NORMAL_OBJECT_ID && by_oid(rel.oid).is_some()
 }
@@ -293,6 +314,9 @@ pub fn index_definition(catalog: &DbCatalog, idx: &Relation) -> String {
 fn generators() -> Vec<(&'static str, Generator)> {
     vec![
         ("pg_namespace", pg_namespace),
+        ("pg_opfamily", pg_opfamily),
+        ("pg_amop", pg_amop),
+        ("pg_amproc", pg_amproc),
         ("pg_class", pg_class),
         ("pg_attribute", pg_attribute),
         ("pg_type", pg_type),
@@ -387,7 +411,7 @@ fn class_row(cx: &SysCx, r: &Relation, relkind: char, referenced: &std::collecti
         ("relallvisible", Datum::Int4(0)),
         ("reltoastrelid", oidv(r.toast.as_ref().map(|t| t.oid).unwrap_or(0))),
         ("relhasindex", b(has_index)),
-        ("relisshared", b(false)),
+        ("relisshared", b(relkind == 'r' && is_shared(r))),
         ("relpersistence", ch(r.persistence)),
         ("relkind", ch(relkind)),
         ("relnatts", Datum::Int2(natts)),
@@ -1015,15 +1039,41 @@ pub const BUILTIN_COMMENTS: &[(Oid, Oid, i32, &str)] = &[
 pub const PLPGSQL_EXTENSION: Oid = 13_000 + 181;
 pub const PLPGSQL_LANGUAGE: Oid = 13_000 + 182;
 
-/// A comment on an object: the user's, else a built-in one.
-pub fn comment(catalog: &DbCatalog, class: Oid, obj: Oid, sub: i32) -> Option<&str> {
-    catalog.comments.get(&(class, obj, sub)).map(String::as_str).or_else(|| {
-        BUILTIN_COMMENTS.iter().find(|(c, o, s, _)| *c == class && *o == obj && *s == sub).map(|(_, _, _, t)| *t)
+/// initdb's comments on built-in functions, operators and types
+/// (recorded from PostgreSQL 15 by scripts/gen-builtin-catalog.sh), with
+/// those of BUILTIN_COMMENTS: (class oid, object oid, sub id) → text.
+fn builtin_descriptions() -> &'static std::collections::BTreeMap<(Oid, Oid, i32), &'static str> {
+    static MAP: OnceLock<std::collections::BTreeMap<(Oid, Oid, i32), &'static str>> = OnceLock::new();
+    MAP.get_or_init(|| {
+        let mut m: std::collections::BTreeMap<(Oid, Oid, i32), &'static str> =
+            BUILTIN_COMMENTS.iter().map(|&(c, o, s, t)| ((c, o, s), t)).collect();
+        for line in include_str!("builtin/pg_description.tsv").lines() {
+            let mut f = line.splitn(4, '\t');
+            let (Some(obj), Some(class), Some(sub), Some(t)) = (f.next(), f.next(), f.next(), f.next()) else { continue };
+            if let (Ok(obj), Ok(class), Ok(sub)) = (obj.parse(), class.parse(), sub.parse()) {
+                m.insert((class, obj, sub), t);
+            }
+        }
+        m
     })
 }
 
+/// A built-in object's comment, in any catalog when `class` is 0.
+pub fn builtin_comment(class: Oid, obj: Oid, sub: i32) -> Option<&'static str> {
+    let m = builtin_descriptions();
+    if class != 0 {
+        return m.get(&(class, obj, sub)).copied();
+    }
+    m.iter().find(|((_, o, s), _)| *o == obj && *s == sub).map(|(_, t)| *t)
+}
+
+/// A comment on an object: the user's, else a built-in one.
+pub fn comment(catalog: &DbCatalog, class: Oid, obj: Oid, sub: i32) -> Option<&str> {
+    catalog.comments.get(&(class, obj, sub)).map(String::as_str).or_else(|| builtin_comment(class, obj, sub))
+}
+
 fn pg_description(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
-    for &(class, obj, sub, t) in BUILTIN_COMMENTS {
+    for (&(class, obj, sub), &t) in builtin_descriptions() {
         if !cx.catalog.comments.contains_key(&(class, obj, sub)) {
             out.push(vec![("objoid", oidv(obj)), ("classoid", oidv(class)), ("objsubid", Datum::Int4(sub)), ("description", text(t))]);
         }
@@ -1080,6 +1130,51 @@ fn pg_opclass(_: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
             ("opckeytype", o(keytype)),
         ]);
     }
+    Ok(())
+}
+
+/// Rows recorded from PostgreSQL 15's catalog by gen-builtin-catalog.sh:
+/// each line's tab-separated fields under the given column names; a name
+/// ending in `:i2` is an int2 column, `:c` a "char" one, the rest OIDs or names.
+fn recorded_rows(tsv: &'static str, columns: &[&'static str], out: &mut Vec<SysRow>) {
+    for line in tsv.lines() {
+        let f: Vec<&str> = line.split('\t').collect();
+        if f.len() != columns.len() {
+            continue;
+        }
+        let row = columns
+            .iter()
+            .zip(&f)
+            .map(|(&c, &v)| match c.split_once(':') {
+                Some((n, "i2")) => (n, Datum::Int2(v.parse().unwrap_or(0))),
+                Some((n, "c")) => (n, ch(v.chars().next().unwrap_or(' '))),
+                Some((n, _)) => (n, name(v)),
+                None => (c, oidv(v.parse().unwrap_or(0))),
+            })
+            .collect();
+        out.push(row);
+    }
+}
+
+/// PostgreSQL 15's operator families, their operators and support
+/// functions (the built-in ones; Tusk's indexes use their btree and hash
+/// entries through the default operator classes).
+fn pg_opfamily(_: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
+    recorded_rows(include_str!("builtin/pg_opfamily.tsv"), &["oid", "opfmethod", "opfname:n", "opfnamespace", "opfowner"], out);
+    Ok(())
+}
+
+fn pg_amop(_: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
+    recorded_rows(
+        include_str!("builtin/pg_amop.tsv"),
+        &["oid", "amopfamily", "amoplefttype", "amoprighttype", "amopstrategy:i2", "amoppurpose:c", "amopopr", "amopmethod", "amopsortfamily"],
+        out,
+    );
+    Ok(())
+}
+
+fn pg_amproc(_: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
+    recorded_rows(include_str!("builtin/pg_amproc.tsv"), &["oid", "amprocfamily", "amproclefttype", "amprocrighttype", "amprocnum:i2", "amproc"], out);
     Ok(())
 }
 

@@ -932,8 +932,9 @@ fn add_constraint(
                             "Key columns \"{}\" and \"{}\" are of incompatible types: {} and {}.",
                             rel.column(fc).name,
                             parent.column(pc).name,
-                            format_type(crate::catalog::builtins(), ft.oid, ft.typmod),
-                            format_type(crate::catalog::builtins(), pt.oid, pt.typmod)
+                            // format_type_be: the types without their modifiers
+                            format_type(crate::catalog::builtins(), ft.oid, -1),
+                            format_type(crate::catalog::builtins(), pt.oid, -1)
                         )));
                     }
                 }

@@ -191,6 +191,7 @@ pub(crate) fn execute_ddl_node(s: &mut SqlSession, node: &NodeEnum, sql: &str) -
         NodeEnum::VariableShowStmt(v) => show_variable(s, &v.name),
         NodeEnum::VacuumStmt(v) => {
             check_relations_exist(s, &v.rels, sql)?;
+            warn_not_owned(s, v, sql)?;
             UtilityResult::tag(if v.is_vacuumcmd { "VACUUM" } else { "ANALYZE" })
         }
         NodeEnum::CheckPointStmt(_) => {
@@ -334,6 +335,41 @@ fn set_constraints(s: &mut SqlSession, c: &pb::ConstraintsSetStmt) -> PgResult<(
         s.set_constraints(Some(&oids), c.deferred)?;
     }
     Ok(())
+}
+
+/// vacuum_is_relation_owner: VACUUM and ANALYZE skip, with a WARNING, the
+/// named relations the user may not process (owner, superuser, or the
+/// database's owner for a relation that is not shared).
+fn warn_not_owned(s: &SqlSession, v: &pb::VacuumStmt, sql: &str) -> PgResult<()> {
+    let catalog = s.catalog()?;
+    let settings = s.settings.borrow();
+    let a = s.analyzer(&catalog, &settings, &[], sql);
+    let me = grant::current_grantee(s);
+    let db_owner = s.cluster_catalog().databases.get(&s.db).map(|d| me.holds(d.owner)).unwrap_or(false);
+    let verb = if v.is_vacuumcmd { "vacuum" } else { "analyze" };
+    for r in &v.rels {
+        let Some(NodeEnum::VacuumRelation(vr)) = &r.node else { continue };
+        let Some(rv) = &vr.relation else { continue };
+        let rel = a.range_var_relation(rv).map_err(utility_error)?;
+        let shared = crate::catalog::system::is_shared(&rel);
+        if me.holds(rel.owner) || (db_owner && !shared) {
+            continue;
+        }
+        let who = if shared {
+            "superuser"
+        } else if rel.namespace == crate::catalog::PG_CATALOG_NAMESPACE {
+            "superuser or database owner"
+        } else {
+            "table or database owner"
+        };
+        notice_warning(s, format!("skipping \"{}\" --- only {who} can {verb} it", rel.name));
+    }
+    Ok(())
+}
+
+/// Queues a WARNING for the client.
+fn notice_warning(s: &SqlSession, message: String) {
+    s.notices.borrow_mut().push(PgError::warning(message));
 }
 
 fn check_relations_exist(s: &SqlSession, rels: &[Node], sql: &str) -> PgResult<()> {

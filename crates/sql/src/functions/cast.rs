@@ -335,7 +335,7 @@ fn regproc_in(s: &str) -> PgResult<Oid> {
 }
 
 /// regtypein for built-in types: a type name as SQL spells it.
-pub(super) fn regtype_in(s: &str) -> PgResult<Oid> {
+pub(crate) fn regtype_in(s: &str) -> PgResult<Oid> {
     let stmts = crate::parser::parse(&format!("SELECT NULL::{s}")).map_err(|_| {
         PgError::new(sqlstate::INVALID_TEXT_REPRESENTATION, format!("invalid type name \"{s}\""))
     })?;

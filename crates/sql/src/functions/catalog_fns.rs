@@ -93,6 +93,22 @@ fn pg_function_is_visible(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
     })
 }
 
+/// pg_operator_is_visible, pg_opclass_is_visible, pg_opfamily_is_visible:
+/// Tusk's operators and operator classes are PostgreSQL's built-in ones,
+/// in pg_catalog, which is always searched; NULL for an OID that is none.
+fn pg_operator_is_visible(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
+    Ok(if builtins().operators.contains_key(&arg_oid(a, 0)) { Datum::Bool(true) } else { Datum::Null })
+}
+
+fn pg_opclass_is_visible(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
+    Ok(if builtins().opclass(arg_oid(a, 0)).is_some() { Datum::Bool(true) } else { Datum::Null })
+}
+
+fn pg_opfamily_is_visible(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
+    let family = arg_oid(a, 0);
+    Ok(if builtins().opclasses.iter().any(|c| c.family == family) { Datum::Bool(true) } else { Datum::Null })
+}
+
 // ---------------------------------------------------------------- analysis
 
 /// Runs `f` with an analyzer over the session's catalog and settings.
@@ -553,7 +569,61 @@ fn to_regclass(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
     }
 }
 
+/// to_regoper, to_regoperator, to_regproc, to_regprocedure,
+/// to_regcollation, to_regnamespace, to_regrole: the object a name
+/// denotes, as the type's input finds it, or NULL where there is none (or,
+/// for a bare function or operator name, more than one); malformed names
+/// still fail.
+fn to_reg_object(a: &[Datum], c: &FnCtx, reg_type: tusk_types::Oid) -> PgResult<Datum> {
+    use tusk_types::sqlstate;
+    let s = arg_str(a, 0);
+    // PostgreSQL 15's to_reg* read only names: digits name nothing.
+    if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
+        return Ok(Datum::Null);
+    }
+    let found = if reg_type == oid::REGROLE {
+        super::cast::cast_datum_env(Datum::from_string(s.to_string()), SqlType::new(oid::TEXT), SqlType::new(oid::REGROLE), true, c.env)
+    } else {
+        with_analyzer(c.env, |an| an.reg_input(reg_type, s).map(Datum::Oid))
+    };
+    match found {
+        Ok(d) => Ok(d),
+        Err(e) if crate::analyzer::regtypes::is_missing_object(&e) => Ok(Datum::Null),
+        Err(e) if e.code == sqlstate::AMBIGUOUS_FUNCTION && matches!(reg_type, oid::REGPROC | oid::REGOPER) => Ok(Datum::Null),
+        Err(e) => Err(e),
+    }
+}
+
+fn to_regoper(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    to_reg_object(a, c, oid::REGOPER)
+}
+fn to_regoperator(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    to_reg_object(a, c, oid::REGOPERATOR)
+}
+fn to_regproc(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    to_reg_object(a, c, oid::REGPROC)
+}
+fn to_regprocedure(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    to_reg_object(a, c, oid::REGPROCEDURE)
+}
+fn to_regcollation(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    to_reg_object(a, c, 4191)
+}
+fn to_regnamespace(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    to_reg_object(a, c, oid::REGNAMESPACE)
+}
+fn to_regrole(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    to_reg_object(a, c, oid::REGROLE)
+}
+
 pub(super) fn register(r: &mut Registry) {
+    plain(r, &["to_regoper"], to_regoper);
+    plain(r, &["to_regoperator"], to_regoperator);
+    plain(r, &["to_regproc"], to_regproc);
+    plain(r, &["to_regprocedure"], to_regprocedure);
+    plain(r, &["to_regcollation"], to_regcollation);
+    plain(r, &["to_regnamespace"], to_regnamespace);
+    plain(r, &["to_regrole"], to_regrole);
     plain(r, &["to_regtype"], to_regtype);
     plain(r, &["to_regclass"], to_regclass);
     plain(r, &["pg_get_userbyid"], pg_get_userbyid);
@@ -562,6 +632,19 @@ pub(super) fn register(r: &mut Registry) {
     plain(r, &["pg_type_is_visible"], pg_type_is_visible);
     plain(r, &["pg_function_is_visible"], pg_function_is_visible);
     plain(r, &["pg_collation_is_visible"], pg_collation_is_visible);
+    plain(r, &["pg_operator_is_visible"], pg_operator_is_visible);
+    plain(r, &["pg_opclass_is_visible"], pg_opclass_is_visible);
+    plain(r, &["pg_opfamily_is_visible"], pg_opfamily_is_visible);
+    // Conversions, extended statistics and text search objects: Tusk has
+    // none of its own, so no OID names one (NULL, as for a dropped object).
+    plain(
+        r,
+        &["pg_conversion_is_visible", "pg_statistics_obj_is_visible", "pg_ts_config_is_visible", "pg_ts_dict_is_visible", "pg_ts_parser_is_visible", "pg_ts_template_is_visible"],
+        null,
+    );
+    // Only SQL functions written with BEGIN ATOMIC or RETURN have a body
+    // other than prosrc; Tusk's built-in functions have none.
+    plain(r, &["pg_get_function_sqlbody"], null);
     plain(r, &["pg_get_expr", "pg_get_expr_ext"], pg_get_expr);
     plain(r, &["pg_get_indexdef", "pg_get_indexdef_ext"], pg_get_indexdef);
     plain(r, &["pg_get_constraintdef", "pg_get_constraintdef_ext"], pg_get_constraintdef);

@@ -57,7 +57,11 @@ pub fn write_text(buf: &mut Vec<u8>, d: &Datum, ty: Oid, settings: &Settings) {
         Datum::Oid(0) if matches!(ty, oid::REGTYPE | oid::REGPROC | oid::REGCLASS | oid::REGPROCEDURE | oid::REGNAMESPACE | oid::REGROLE | oid::REGOPER | oid::REGOPERATOR) => buf.push(b'-'),
         Datum::Oid(v) => match ty {
             oid::REGTYPE => buf.extend_from_slice(regtype_name(*v).as_bytes()),
-            oid::REGPROC | oid::REGPROCEDURE => match builtins().proc(*v) {
+            oid::REGPROCEDURE | oid::REGOPER | oid::REGOPERATOR | 4191 => buf.extend_from_slice(reg_object_name(ty, *v).as_bytes()),
+            oid::REGPROC if builtins().proc(*v).is_some_and(|p| p.namespace == crate::catalog::PG_CATALOG_NAMESPACE) => {
+                buf.extend_from_slice(reg_object_name(ty, *v).as_bytes())
+            }
+            oid::REGPROC => match builtins().proc(*v) {
                 Some(p) => {
                     // information_schema's functions are qualified unless
                     // that schema is on the search path.
@@ -169,6 +173,40 @@ fn guess_type(d: &Datum) -> Oid {
         Datum::Record(_) => oid::RECORD,
         _ => oid::TEXT,
     }
+}
+
+/// regprocout, regprocedureout, regoperout, regoperatorout and
+/// regcollationout for built-in objects: a name that is not unique is
+/// qualified (regproc, regoper), a signature lists its argument types
+/// (NONE for a prefix operator's missing left one); an OID naming nothing
+/// prints as its number.
+fn reg_object_name(ty: Oid, o: Oid) -> String {
+    let b = builtins();
+    let name = match ty {
+        oid::REGPROC | oid::REGPROCEDURE => b.proc(o).map(|p| {
+            let unique = b.procs_by_name.get(&p.name).is_some_and(|all| all.len() == 1);
+            if ty == oid::REGPROCEDURE {
+                let args: Vec<String> = p.argtypes.iter().map(|&t| crate::analyzer::types::format_type_be(b, t)).collect();
+                format!("{}({})", super::quote_ident(&p.name), args.join(","))
+            } else if unique {
+                super::quote_ident(&p.name)
+            } else {
+                format!("pg_catalog.{}", super::quote_ident(&p.name))
+            }
+        }),
+        oid::REGOPER | oid::REGOPERATOR => b.operators.get(&o).map(|op| {
+            if ty == oid::REGOPERATOR {
+                let side = |t: Oid| if t == 0 { "NONE".to_string() } else { crate::analyzer::types::format_type_be(b, t) };
+                format!("{}({},{})", op.name, side(op.left), side(op.right))
+            } else if b.operators_by_name.get(&op.name).is_some_and(|all| all.len() == 1) {
+                op.name.clone()
+            } else {
+                format!("pg_catalog.{}", op.name)
+            }
+        }),
+        _ => crate::catalog::system::collation_name(o).map(|n| super::quote_ident(&n)),
+    };
+    name.unwrap_or_else(|| o.to_string())
 }
 
 fn regtype_name(t: Oid) -> String {

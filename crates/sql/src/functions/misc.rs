@@ -384,9 +384,12 @@ fn array_remove(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
 fn description(c: &FnCtx, classoid: tusk_types::Oid, objoid: tusk_types::Oid, subid: i32) -> Datum {
     let catalog = c.env.catalog();
     let found = if classoid == 0 {
-        catalog.comments.iter().find(|((_, o, s), _)| *o == objoid && *s == subid).map(|(_, t)| t.as_str()).or_else(|| {
-            crate::catalog::system::BUILTIN_COMMENTS.iter().find(|(_, o, s, _)| *o == objoid && *s == subid).map(|(_, _, _, t)| *t)
-        })
+        catalog
+            .comments
+            .iter()
+            .find(|((_, o, s), _)| *o == objoid && *s == subid)
+            .map(|(_, t)| t.as_str())
+            .or_else(|| crate::catalog::system::builtin_comment(0, objoid, subid))
     } else {
         crate::catalog::system::comment(catalog, classoid, objoid, subid)
     };

@@ -594,8 +594,25 @@ fn from_item(d: &mut Deparser, q: &Query, item: &FromItem) {
                 let name = refname(d, *rte).unwrap_or_else(|| jrte.alias.clone());
                 d.push(" ");
                 d.push(&super::quote_ident(&name));
+                join_column_aliases(d, q, jrte);
             }
         }
+    }
+}
+
+/// The column aliases of a join (`j(aa, bb)`): printed when the join's
+/// columns are not called what its inputs call them. A column that is
+/// an input's column is named after it; a merged USING column keeps its
+/// name unless the others show it renamed.
+fn join_column_aliases(d: &mut Deparser, q: &Query, jrte: &RangeTblEntry) {
+    let RteKind::Join { columns, .. } = &jrte.kind else { return };
+    let renamed = columns.iter().zip(&jrte.col_names).any(|(e, name)| match e {
+        Expr::Var(v) if v.levels_up == 0 => q.rtable.get(v.rte).and_then(|r| r.col_names.get(v.col)).is_some_and(|orig| orig != name),
+        _ => false,
+    });
+    if renamed {
+        let names: Vec<String> = jrte.col_names.iter().map(|n| super::quote_ident(n)).collect();
+        d.push(&format!("({})", names.join(", ")));
     }
 }
 
