@@ -623,6 +623,10 @@ impl SqlSession {
         let mut planned = p.plan_statement(&q)?;
         planned.perms = std::mem::take(&mut a.perms);
         planned.catalog = Arc::downgrade(&catalog);
+        #[cfg(feature = "fault-injection")]
+        {
+            planned.panic_when_done = sql.contains(FAULT_PANIC_MARKER);
+        }
         Ok((Arc::new(planned), params))
     }
 
@@ -854,6 +858,15 @@ impl SqlSession {
 }
 
 /// A query being executed (a portal's engine).
+/// Tests only (feature `fault-injection`, which the integration tests'
+/// build turns on): a query whose text holds this marker (as a column
+/// alias, which survives the simple protocol's normalization where a
+/// comment would not) panics after its last row, its writes done, so tests
+/// can prove that a panic ends one statement (XX000, its transaction rolled
+/// back) and nothing else.
+#[cfg(feature = "fault-injection")]
+pub const FAULT_PANIC_MARKER: &str = "tusk_fault_injection_panic";
+
 pub struct QueryRun {
     node: Option<Box<dyn Node>>,
     state: Box<StmtState>,
@@ -922,7 +935,13 @@ impl QueryRun {
                         sink(row)?;
                         n += 1;
                     }
-                    None => return Ok(true),
+                    None => {
+                        #[cfg(feature = "fault-injection")]
+                        if self.planned.panic_when_done {
+                            panic!("fault injection: {FAULT_PANIC_MARKER}");
+                        }
+                        return Ok(true);
+                    }
                 }
             }
         })();
