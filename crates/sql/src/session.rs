@@ -820,9 +820,10 @@ impl SqlSession {
             }
         }
         crate::commands::grant::check_relation_privileges(self, &planned.perms)?;
-        self.lock_relations(&planned)?;
-        // The transaction snapshot (a DEFERRABLE one may wait here).
+        // The transaction snapshot (a DEFERRABLE one may wait here), taken
+        // before the statement's relation locks, as PostgreSQL does.
         self.txn()?.take_snapshot()?;
+        self.lock_relations(&planned)?;
         self.snapshot_taken.set(true);
         let catalog = self.catalog()?;
         let state = Box::new(state);

@@ -595,7 +595,14 @@ fn pg_stat_activity(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
 /// are left out, as their names cannot be resolved here. Tusk has no
 /// backend ids: a virtual transaction reads pid/serializable-xact-id.
 fn pg_locks(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
-    let by_storage: HashMap<u32, Oid> = cx.catalog.relations.values().map(|r| (r.storage_id, r.oid)).collect();
+    // A primary key shares its table's storage: the table is named.
+    let mut by_storage: HashMap<u32, Oid> = HashMap::new();
+    for r in cx.catalog.relations.values() {
+        let slot = by_storage.entry(r.storage_id).or_insert(r.oid);
+        if r.index.is_none() {
+            *slot = r.oid;
+        }
+    }
     for l in &cx.predicate_locks {
         let Some(&rel) = by_storage.get(&l.storage) else { continue };
         out.push(vec![
