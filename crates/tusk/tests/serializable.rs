@@ -451,7 +451,7 @@ async fn deferrable_read_only_waits_for_a_safe_snapshot() {
     // With no concurrent read-write serializable transaction, it does not wait at all.
     s3.batch_execute("BEGIN ISOLATION LEVEL SERIALIZABLE, READ ONLY, DEFERRABLE").await.expect("begin");
     let shown = s3.simple_query("SHOW transaction_deferrable").await.expect("show");
-    assert!(matches!(&shown[0], SimpleQueryMessage::Row(r) if r.get(0) == Some("on")));
+    assert_eq!(outcome_of(Ok(shown)), Outcome::Rows(vec![vec![Some("on".into())]]));
     let n = tokio::time::timeout(Duration::from_secs(10), s3.simple_query("SELECT count(*) FROM bank_account")).await.expect("no wait").expect("count");
     assert_eq!(n.iter().filter(|m| matches!(m, SimpleQueryMessage::Row(_))).count(), 1);
     s3.batch_execute("COMMIT").await.expect("commit");
@@ -716,6 +716,10 @@ async fn randomized_list_appends_are_serializable() {
                         }
                         Err(e) if is_retryable(&e) => {
                             failures.fetch_add(1, Ordering::Relaxed);
+                            if trace() {
+                                let db = e.as_db_error().expect("retryable errors come from the server");
+                                eprintln!("retry: {} {}", db.message(), db.detail().unwrap_or(""));
+                            }
                             let _ = client.batch_execute("ROLLBACK").await;
                         }
                         Err(e) => panic!("list append: {e:?}"),
