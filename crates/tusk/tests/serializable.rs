@@ -38,7 +38,8 @@ const HINT: &str = "The transaction might succeed if retried.";
 
 /// The server under test: a fresh Tusk, or a reference PostgreSQL.
 struct Target {
-    tusk: Option<common::TestServer>,
+    /// Kept for its lifetime: dropping it stops the server.
+    _tusk: Option<common::TestServer>,
     port: u16,
     dbname: String,
 }
@@ -46,11 +47,11 @@ struct Target {
 impl Target {
     fn start() -> Target {
         match std::env::var("SSI_REFERENCE_PORT").ok().and_then(|p| p.parse().ok()) {
-            Some(port) => Target { tusk: None, port, dbname: "h_ssi".into() },
+            Some(port) => Target { _tusk: None, port, dbname: "h_ssi".into() },
             None => {
                 let server = common::TestServer::start();
                 let port = server.port();
-                Target { tusk: Some(server), port, dbname: common::DEFAULT_DATABASE.into() }
+                Target { _tusk: Some(server), port, dbname: common::DEFAULT_DATABASE.into() }
             }
         }
     }
@@ -579,7 +580,7 @@ fn check_list_append(history: &History, finals: &HashMap<i32, Vec<u64>>) -> Resu
         }
     }
     let mut edges: Vec<HashSet<usize>> = vec![HashSet::new(); history.len()];
-    let mut add = |from: usize, to: usize, edges: &mut Vec<HashSet<usize>>| {
+    let add = |from: usize, to: usize, edges: &mut Vec<HashSet<usize>>| {
         if from != to {
             edges[from].insert(to);
         }
