@@ -118,7 +118,7 @@ impl<'s> Ddl<'s> {
         self.s.db
     }
 
-    fn txn(&self) -> PgResult<&tusk_storage::Txn> {
+    pub(crate) fn txn(&self) -> PgResult<&tusk_storage::Txn> {
         self.s.txn()
     }
 
@@ -127,7 +127,7 @@ impl<'s> Ddl<'s> {
     }
 
     /// New storage for a relation this transaction creates or rewrites.
-    fn storage(&self) -> PgResult<u32> {
+    pub(crate) fn storage(&self) -> PgResult<u32> {
         let id = new_storage_id(&self.s.cluster.engine)?;
         self.s.note_fresh_storage(id);
         Ok(id)
@@ -169,7 +169,7 @@ impl<'s> Ddl<'s> {
         store::put_relation(self.txn()?, self.db(), rel)
     }
 
-    fn put(&self, rel: &Relation) -> PgResult<()> {
+    pub(crate) fn put(&self, rel: &Relation) -> PgResult<()> {
         store::put_relation(self.txn()?, self.db(), rel)
     }
 
@@ -189,7 +189,7 @@ impl<'s> Ddl<'s> {
         Ok(nsp)
     }
 
-    fn lookup(&self, rv: &pb::RangeVar) -> PgResult<Arc<Relation>> {
+    pub(crate) fn lookup(&self, rv: &pb::RangeVar) -> PgResult<Arc<Relation>> {
         let settings = self.s.settings.borrow();
         let a = self.analyzer(&settings);
         a.range_var_relation(rv)
@@ -1348,7 +1348,7 @@ fn collation_oid(name: &str) -> PgResult<Oid> {
 }
 
 /// Fills a new index from the table's existing rows.
-fn build_index(d: &Ddl, rel: &Relation, idx_oid: Oid) -> PgResult<()> {
+pub(crate) fn build_index(d: &Ddl, rel: &Relation, idx_oid: Oid) -> PgResult<()> {
     // Re-read the catalog through the transaction so the table sees its new index.
     let cat = Arc::new(store::load_database(d.txn()?, d.db())?);
     let table_rel = cat.relation(rel.oid).ok_or_else(|| PgError::internal("table vanished"))?.clone();

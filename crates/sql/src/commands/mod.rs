@@ -10,6 +10,7 @@ pub mod ddl;
 pub mod explain;
 pub mod grant;
 pub mod naming;
+pub mod reindex;
 pub mod role;
 pub mod sequence;
 
@@ -134,6 +135,10 @@ pub(crate) fn execute_ddl_node(s: &mut SqlSession, node: &NodeEnum, sql: &str) -
                 37 => "DROP SCHEMA",
                 _ => "DROP",
             })
+        }
+        NodeEnum::ReindexStmt(r) => {
+            reindex::reindex(s, r, sql)?;
+            UtilityResult::tag("REINDEX")
         }
         NodeEnum::TruncateStmt(t) => {
             ddl::truncate(s, t, sql)?;
@@ -267,6 +272,8 @@ fn is_write_utility(node: &NodeEnum) -> bool {
             | NodeEnum::DeclareCursorStmt(_)
             | NodeEnum::FetchStmt(_)
             | NodeEnum::ClosePortalStmt(_)
+            // Rebuilds storage without changing what anyone reads (PostgreSQL's COMMAND_OK_IN_READ_ONLY_TXN).
+            | NodeEnum::ReindexStmt(_)
     )
 }
 
