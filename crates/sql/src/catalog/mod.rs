@@ -11,6 +11,7 @@
 
 pub mod acl;
 pub mod builtin;
+pub mod depend;
 pub mod store;
 pub mod system;
 
@@ -335,9 +336,20 @@ pub struct ViewInfo {
     /// The defining SELECT as SQL text.
     pub query: String,
     pub check_option: Option<String>,
-    /// Relations the view reads (DROP ... RESTRICT refuses to drop them).
+    /// Relations the view reads, through other views too (renames and
+    /// ALTER COLUMN TYPE look here).
     #[serde(default)]
     pub depends_on: Vec<Oid>,
+    /// What the view's _RETURN rule depends on, as pg_depend records it:
+    /// (relation or view, attnum) for each column the query reads, (relation,
+    /// 0) for one it reads no column of. A view reached through this one is
+    /// not looked into (its own rule records what it reads).
+    #[serde(default)]
+    pub refs: Vec<(Oid, i16)>,
+    /// pg_rewrite.oid of the _RETURN rule (0 for views made before Tusk
+    /// numbered rules; see `depend::rule_oid`).
+    #[serde(default)]
+    pub rule_oid: Oid,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -394,6 +406,9 @@ pub struct DbCatalog {
     pub relation_by_name: HashMap<(Oid, String), Oid>,
     /// COMMENT ON: (class oid of the object kind, object oid, sub id) → text.
     pub comments: BTreeMap<(Oid, Oid, i32), String>,
+    /// pg_depend, derived from the rest when first asked for (the catalog
+    /// never changes once built; see `depend`).
+    dependencies: std::sync::OnceLock<Arc<depend::Dependencies>>,
 }
 
 /// Cluster-wide catalog: databases and roles.
@@ -494,6 +509,11 @@ impl ClusterCatalog {
 }
 
 impl DbCatalog {
+    /// The pg_depend rows of this database.
+    pub fn dependencies(&self) -> &depend::Dependencies {
+        self.dependencies.get_or_init(|| Arc::new(depend::Dependencies::derive(self)))
+    }
+
     pub fn relation(&self, oid: Oid) -> Option<&Arc<Relation>> {
         self.relations.get(&oid).or_else(|| system::by_oid(oid).map(|t| &t.relation))
     }

@@ -304,6 +304,8 @@ fn generators() -> Vec<(&'static str, Generator)> {
         ("pg_attrdef", pg_attrdef),
         ("pg_description", pg_description),
         ("pg_depend", pg_depend),
+        ("pg_shdepend", pg_shdepend),
+        ("pg_rewrite", pg_rewrite),
         ("pg_am", pg_am),
         ("pg_proc", pg_proc),
         ("pg_operator", pg_operator),
@@ -905,7 +907,7 @@ fn pg_attrdef(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
         for (i, c) in r.columns.iter().enumerate() {
             if let Some(d) = c.stored_default() {
                 out.push(vec![
-                    ("oid", oidv(r.oid.wrapping_mul(1000).wrapping_add(i as u32))),
+                    ("oid", oidv(super::depend::attrdef_oid(r.oid, i as i16 + 1))),
                     ("adrelid", oidv(r.oid)),
                     ("adnum", Datum::Int2(i as i16 + 1)),
                     ("adbin", text(&default_node_tree(i as i16 + 1, d))),
@@ -952,27 +954,57 @@ fn pg_description(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
     Ok(())
 }
 
-/// pg_depend: the dependencies clients read. A sequence owned by a column
-/// depends on it automatically ('a', serial and OWNED BY) or internally
-/// ('i', identity columns); psql's `\d` shows them as "Owned by" and
-/// "Sequence for identity column".
+/// pg_depend: the dependencies PostgreSQL records between the objects of
+/// this database (derived from the catalog; see `depend`).
 fn pg_depend(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
-    const PG_CLASS: Oid = 1259;
-    for r in user_relations(cx) {
-        let Some((table, attnum)) = r.sequence.as_ref().and_then(|s| s.owned_by) else { continue };
-        let identity = cx
-            .catalog
-            .relation(table)
-            .and_then(|t| t.columns.get(attnum as usize - 1))
-            .is_some_and(|c| c.identity != ' ');
+    for d in cx.catalog.dependencies().rows() {
         out.push(vec![
-            ("classid", oidv(PG_CLASS)),
-            ("objid", oidv(r.oid)),
-            ("objsubid", Datum::Int4(0)),
-            ("refclassid", oidv(PG_CLASS)),
-            ("refobjid", oidv(table)),
-            ("refobjsubid", Datum::Int4(attnum as i32)),
-            ("deptype", ch(if identity { 'i' } else { 'a' })),
+            ("classid", oidv(d.object.class)),
+            ("objid", oidv(d.object.oid)),
+            ("objsubid", Datum::Int4(d.object.sub)),
+            ("refclassid", oidv(d.referenced.class)),
+            ("refobjid", oidv(d.referenced.oid)),
+            ("refobjsubid", Datum::Int4(d.referenced.sub)),
+            ("deptype", ch(d.deptype.code())),
+        ]);
+    }
+    Ok(())
+}
+
+/// pg_shdepend: what depends on roles, for this database's objects and
+/// the cluster's databases (the objects of other databases are not shown:
+/// their catalogs are not loaded here).
+fn pg_shdepend(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
+    let rows = super::depend::shared_dependencies_of_database(cx.catalog)
+        .into_iter()
+        .chain(super::depend::shared_dependencies_of_cluster(cx.cluster));
+    for d in rows {
+        out.push(vec![
+            ("dbid", oidv(d.dbid)),
+            ("classid", oidv(d.object.class)),
+            ("objid", oidv(d.object.oid)),
+            ("objsubid", Datum::Int4(d.object.sub)),
+            ("refclassid", oidv(super::depend::PG_AUTHID)),
+            ("refobjid", oidv(d.role)),
+            ("deptype", ch(d.deptype.code())),
+        ]);
+    }
+    Ok(())
+}
+
+/// pg_rewrite: the _RETURN rule of each view (the object its pg_depend
+/// rows name). Tusk keeps a view's query as text, not as a rule's node
+/// tree: ev_action is left NULL.
+fn pg_rewrite(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
+    for r in user_relations(cx).into_iter().filter(|r| r.kind == RelKind::View) {
+        out.push(vec![
+            ("oid", oidv(super::depend::rule_oid(r))),
+            ("rulename", name("_RETURN")),
+            ("ev_class", oidv(r.oid)),
+            ("ev_type", ch('1')),
+            ("ev_enabled", ch('O')),
+            ("is_instead", b(true)),
+            ("ev_qual", text("<>")),
         ]);
     }
     Ok(())
