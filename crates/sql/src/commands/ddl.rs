@@ -19,6 +19,7 @@ use crate::analyzer::coerce::CoercionContext;
 use crate::analyzer::types::{format_type, resolve_type_name};
 use crate::analyzer::Analyzer;
 use crate::catalog::store::{self, new_oid, new_storage_id};
+use crate::catalog::depend;
 use crate::catalog::*;
 use crate::executor::table::TableAccess;
 use crate::expr::Expr;
@@ -1416,6 +1417,7 @@ pub fn create_view(s: &mut SqlSession, stmt: &pb::ViewStmt, sql: &str) -> PgResu
         }
         let mut depends = Vec::new();
         query_relations(&q, &mut depends);
+        let refs = super::dependency::view_references(&q)?;
         let text = deparse_select(&expand_view_star(&sel, &q))?;
         let nsp = d.namespace_for(rv, temp)?;
         let temp_deps = depends.iter().any(|o| d.catalog.relation(*o).map(|r| r.persistence == 't').unwrap_or(false));
@@ -1455,13 +1457,19 @@ pub fn create_view(s: &mut SqlSession, stmt: &pb::ViewStmt, sql: &str) -> PgResu
             }
             let mut updated = (**existing).clone();
             updated.columns = cols;
-            updated.view = Some(ViewInfo { query: text, check_option, depends_on: depends });
+            // The view keeps its rule, as PostgreSQL's replaces the rule's action.
+            let rule_oid = match existing.view.as_ref().map(|v| v.rule_oid) {
+                Some(o) if o != 0 => o,
+                _ => d.oid()?,
+            };
+            updated.view = Some(ViewInfo { query: text, check_option, depends_on: depends, refs, rule_oid });
             d.put(&updated)?;
         } else {
             let oid = d.oid()?;
+            let rule_oid = d.oid()?;
             let mut view = new_relation(oid, &rv.relname, nsp, RelKind::View, if temp { 't' } else { 'p' }, super::grant::current_role_oid(s));
             view.columns = cols;
-            view.view = Some(ViewInfo { query: text, check_option, depends_on: depends });
+            view.view = Some(ViewInfo { query: text, check_option, depends_on: depends, refs, rule_oid });
             d.create_relation(&view)?;
         }
     }
@@ -1627,66 +1635,15 @@ pub fn drop_database(s: &mut SqlSession, stmt: &pb::DropdbStmt) -> PgResult<()> 
 
 // ---------------------------------------------------------------- DROP
 
-/// Relations that must go along with `rel` (indexes, owned sequences) and
-/// the objects that depend on it (views, foreign keys), which block a
-/// RESTRICT drop.
-fn dependents(catalog: &DbCatalog, rel: &Relation) -> (Vec<Oid>, Vec<String>, Vec<(Oid, String)>) {
-    let mut owned = Vec::new();
-    for idx in catalog.indexes_of(rel) {
-        owned.push(idx.oid);
-    }
-    for r in catalog.relations.values() {
-        if let Some(seq) = &r.sequence {
-            if seq.owned_by.map(|(t, _)| t) == Some(rel.oid) {
-                owned.push(r.oid);
-            }
-        }
-    }
-    // PostgreSQL lists dependents in the order they were created (pg_depend's).
-    let mut ordered: Vec<(Oid, String)> = Vec::new();
-    let mut fks = Vec::new();
-    for v in catalog.relations.values().filter(|r| r.view.as_ref().map(|v| v.depends_on.contains(&rel.oid)).unwrap_or(false) && r.oid != rel.oid) {
-        ordered.push((v.oid, format!("view {} depends on {} {}", v.name, rel.kind.noun(), rel.name)));
-    }
-    for (child, c) in catalog.referencing_fks(rel.oid) {
-        if child.oid != rel.oid {
-            ordered.push((c.oid, format!("constraint {} on table {} depends on table {}", c.name, child.name, rel.name)));
-            fks.push((child.oid, c.name.clone()));
-        }
-    }
-    ordered.sort_by_key(|(oid, _)| *oid);
-    let mut blocking: Vec<String> = ordered.into_iter().map(|(_, text)| text).collect();
-    if rel.kind == RelKind::Sequence && rel.sequence.as_ref().and_then(|s| s.owned_by).is_none() {
-        for (table, col) in defaults_using_sequence(catalog, rel) {
-            let t = &catalog.relations[&table];
-            blocking.push(format!("default value for column {} of table {} depends on sequence {}", t.columns[col].name, t.name, rel.name));
-        }
-    }
-    (owned, blocking, fks)
-}
-
-/// Columns whose DEFAULT calls nextval on this sequence.
-fn defaults_using_sequence(catalog: &DbCatalog, seq: &Relation) -> Vec<(Oid, usize)> {
-    let q = crate::functions::quote_ident;
-    let name = q(&seq.name).replace('\'', "''");
-    let qualified = format!("{}.{}", q(&catalog.namespace_name(seq.namespace)), q(&seq.name)).replace('\'', "''");
-    let mut out = Vec::new();
-    for t in catalog.relations.values() {
-        for (i, c) in t.columns.iter().enumerate() {
-            if let Some(d) = &c.default {
-                if d.contains(&format!("nextval('{name}'")) || d.contains(&format!("nextval('{qualified}'")) {
-                    out.push((t.oid, i));
-                }
-            }
-        }
-    }
-    out.sort();
-    out
-}
-
+/// DROP TABLE | INDEX | VIEW | SEQUENCE | SCHEMA: the named objects are
+/// looked up and checked (kind, owner) one by one, as RemoveRelations and
+/// RemoveObjects do, then dropped together with what depends on them
+/// (`dependency::perform_deletion`), so that an object depending on another
+/// one named in the same statement does not block it.
 pub fn drop(s: &mut SqlSession, stmt: &pb::DropStmt, sql: &str) -> PgResult<()> {
     let kind = stmt.remove_type;
-    let cascade = stmt.behavior == 2;
+    let cascade = stmt.behavior == pb::DropBehavior::DropCascade as i32;
+    let mut targets: Vec<depend::ObjectAddress> = Vec::new();
     match kind {
         // TABLE, INDEX, VIEW, SEQUENCE
         42 | 21 | 52 | 38 => {
@@ -1696,7 +1653,6 @@ pub fn drop(s: &mut SqlSession, stmt: &pb::DropStmt, sql: &str) -> PgResult<()> 
                 52 => (RelKind::View, "view"),
                 _ => (RelKind::Sequence, "sequence"),
             };
-            let mut targets: Vec<Oid> = Vec::new();
             for obj in &stmt.objects {
                 let Some(NodeEnum::List(l)) = &obj.node else { continue };
                 let parts: Vec<&str> = l.items.iter().filter_map(ident).collect();
@@ -1736,33 +1692,23 @@ pub fn drop(s: &mut SqlSession, stmt: &pb::DropStmt, sql: &str) -> PgResult<()> 
                     return Err(PgError::new(sqlstate::WRONG_OBJECT_TYPE, format!("\"{}\" is not {}", rel.name, with_article(noun)))
                         .with_hint(format!("Use {hint} to remove {}.", with_article(rel.kind.noun()))));
                 }
-                if rel.kind == RelKind::Index {
-                    if let Some(info) = &rel.index {
-                        if let Some(table) = d.catalog.relation(info.table) {
-                            if let Some(c) = table.constraints.iter().find(|c| c.index == rel.oid && matches!(c.kind, ConstraintKind::PrimaryKey | ConstraintKind::Unique)) {
-                                return Err(PgError::new(
-                                    sqlstate::DEPENDENT_OBJECTS_STILL_EXIST,
-                                    format!("cannot drop index {} because constraint {} on table {} requires it", rel.name, c.name, table.name),
-                                )
-                                .with_hint(format!("You can drop constraint {} on table {} instead.", c.name, table.name)));
-                            }
-                        }
-                    }
-                }
                 super::grant::check_relation_owner(d.s, &rel)?;
-                std::mem::drop(d);
-                targets.push(rel.oid);
+                if rel.oid < tusk_types::oid::FIRST_NORMAL_OBJECT_ID {
+                    // The catalogs themselves (pinned OIDs), and the views
+                    // Tusk computes, which cannot be dropped either.
+                    if rel.oid < depend::FIRST_UNPINNED_OBJECT_ID && rel.kind == RelKind::Table {
+                        return Err(PgError::new(sqlstate::INSUFFICIENT_PRIVILEGE, format!("permission denied: \"{}\" is a system catalog", rel.name)));
+                    }
+                    return Err(PgError::new(
+                        sqlstate::DEPENDENT_OBJECTS_STILL_EXIST,
+                        format!("cannot drop {} {} because it is required by the database system", rel.kind.noun(), rel.name),
+                    ));
+                }
+                let t = depend::ObjectAddress::relation(rel.oid);
+                if !targets.contains(&t) {
+                    targets.push(t);
+                }
             }
-            // All of them go together: what depends on one only through
-            // another being dropped too does not block the drop.
-            for &oid in &targets {
-                let d = Ddl::new(s, sql)?;
-                let Some(rel) = d.catalog.relation(oid).cloned() else { continue };
-                drop_relation_with(&d, &rel, cascade, &targets)?;
-                std::mem::drop(d);
-                s.reload_txn_catalog()?;
-            }
-            Ok(())
         }
         // SCHEMA
         37 => {
@@ -1776,63 +1722,39 @@ pub fn drop(s: &mut SqlSession, stmt: &pb::DropStmt, sql: &str) -> PgResult<()> 
                     }
                     return Err(PgError::new(sqlstate::INVALID_SCHEMA_NAME, format!("schema \"{name}\" does not exist")));
                 };
-                if nsp == PG_CATALOG_NAMESPACE || nsp == INFORMATION_SCHEMA_NAMESPACE || nsp == PG_TOAST_NAMESPACE {
-                    return Err(PgError::new(
-                        sqlstate::DEPENDENT_OBJECTS_STILL_EXIST,
-                        format!("cannot drop schema {name} because it is required by the database system"),
-                    ));
-                }
                 if let Some(me) = super::grant::checked_user(d.s) {
                     let owner = d.catalog.namespaces.get(&nsp).map_or(BOOTSTRAP_SUPERUSER, |n| n.owner);
                     if !me.holds(owner) {
                         return Err(PgError::new(sqlstate::INSUFFICIENT_PRIVILEGE, format!("must be owner of schema {name}")));
                     }
                 }
-                let mut members: Vec<Arc<Relation>> = d.catalog.relations.values().filter(|r| r.namespace == nsp).cloned().collect();
-                members.sort_by_key(|r| r.oid);
-                if !members.is_empty() && !cascade {
-                    let lines: Vec<String> = members
-                        .iter()
-                        .filter(|r| r.kind != RelKind::Index)
-                        .filter(|r| !(r.kind == RelKind::Sequence && r.sequence.as_ref().and_then(|s| s.owned_by).is_some()))
-                        .map(|r| format!("{} {}.{}", r.kind.noun(), name, r.name))
-                        .collect();
+                // Tusk's information_schema is computed, not made of objects.
+                if nsp == PG_CATALOG_NAMESPACE || nsp == INFORMATION_SCHEMA_NAMESPACE || nsp == PG_TOAST_NAMESPACE {
                     return Err(PgError::new(
                         sqlstate::DEPENDENT_OBJECTS_STILL_EXIST,
-                        format!("cannot drop schema {name} because other objects depend on it"),
-                    )
-                    .with_detail(lines.iter().map(|l| format!("{l} depends on schema {name}")).collect::<Vec<_>>().join("\n"))
-                    .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
+                        format!("cannot drop schema {name} because it is required by the database system"),
+                    ));
                 }
-                let n = members.len();
-                for r in members.iter().filter(|r| r.kind != RelKind::Index) {
-                    let d2 = Ddl::new(d.s, sql)?;
-                    if d2.catalog.relation(r.oid).is_some() {
-                        drop_relation(&d2, &d2.catalog.relation(r.oid).unwrap().clone(), true)?;
-                    }
-                    // Each drop re-reads the catalog through the transaction.
-                    let cat = store::load_database(d.s.txn()?, d.s.db)?;
-                    let _ = cat;
+                let t = depend::ObjectAddress::namespace(nsp);
+                if !targets.contains(&t) {
+                    targets.push(t);
                 }
-                if cascade && n > 0 {
-                    notice(d.s, format!("drop cascades to {} other object{}", n, if n == 1 { "" } else { "s" }));
-                }
-                d.s.txn()?.delete(&store::namespace_key(d.s.db, nsp))?;
-                store::release_name(d.s.txn()?, d.s.db, 0, name)?;
-                std::mem::drop(d);
-                s.reload_txn_catalog()?;
             }
-            Ok(())
         }
         k if k == pb::ObjectType::ObjectFunction as i32
             || k == pb::ObjectType::ObjectProcedure as i32
             || k == pb::ObjectType::ObjectRoutine as i32
             || k == pb::ObjectType::ObjectAggregate as i32 =>
         {
-            drop_routine(s, stmt, k)
+            return drop_routine(s, stmt, k);
         }
-        _ => Err(PgError::unsupported("DROP of this object type")),
+        _ => return Err(PgError::unsupported("DROP of this object type")),
     }
+    {
+        let d = Ddl::new(s, sql)?;
+        super::dependency::perform_deletion(&d, &targets, cascade)?;
+    }
+    s.reload_txn_catalog()
 }
 
 /// DROP FUNCTION / PROCEDURE / ROUTINE / AGGREGATE. Tusk has no
@@ -1878,118 +1800,6 @@ fn drop_routine(s: &mut SqlSession, stmt: &pb::DropStmt, kind: i32) -> PgResult<
         }
         return Err(PgError::new(sqlstate::UNDEFINED_FUNCTION, format!("{noun} {shown} does not exist")));
     }
-    Ok(())
-}
-
-/// Removes a relation (and what goes with it) from the catalog; its data is
-/// deleted after commit.
-pub(crate) fn drop_relation(d: &Ddl, rel: &Relation, cascade: bool) -> PgResult<()> {
-    drop_relation_with(d, rel, cascade, &[])
-}
-
-/// Drops `rel`; objects that depend on it are dropped (CASCADE) or block
-/// the drop, except those among `co_dropped`, the other relations the same
-/// statement drops, which go quietly (a foreign key of a co-dropped table
-/// is removed now, the table itself in its turn).
-fn drop_relation_with(d: &Ddl, rel: &Relation, cascade: bool, co_dropped: &[Oid]) -> PgResult<()> {
-    if rel.oid < tusk_types::oid::FIRST_NORMAL_OBJECT_ID {
-        return Err(PgError::new(
-            sqlstate::DEPENDENT_OBJECTS_STILL_EXIST,
-            format!("cannot drop {} {} because it is required by the database system", rel.kind.noun(), rel.name),
-        ));
-    }
-    let (owned, blocking, fks) = dependents(&d.catalog, rel);
-    // Dependents that go with this statement anyway.
-    let quiet_fks: Vec<(Oid, String)> = fks.iter().filter(|(child, _)| co_dropped.contains(child)).cloned().collect();
-    let co_views: Vec<String> = co_dropped
-        .iter()
-        .filter_map(|o| d.catalog.relation(*o))
-        .filter(|r| r.kind == RelKind::View)
-        .map(|v| format!("view {} depends on", v.name))
-        .collect();
-    let quiet_names: Vec<String> = quiet_fks.iter().filter_map(|(c, n)| d.catalog.relation(*c).map(|t| format!("constraint {n} on table {} depends on", t.name))).collect();
-    let blocking: Vec<String> = blocking
-        .into_iter()
-        .filter(|b| !quiet_names.iter().any(|q| b.starts_with(q.as_str())) && !co_views.iter().any(|v| b.starts_with(v.as_str())))
-        .collect();
-    let fks: Vec<(Oid, String)> = if cascade { fks } else { quiet_fks.clone() };
-    for (child, con) in &quiet_fks {
-        let cat = store::load_database(d.txn()?, d.db())?;
-        if let Some(c) = cat.relation(*child) {
-            let mut updated = (**c).clone();
-            updated.constraints.retain(|x| x.name != *con);
-            d.put(&updated)?;
-        }
-    }
-    let _ = &fks;
-    if !blocking.is_empty() && !cascade {
-        let what = if co_dropped.len() > 1 {
-            "cannot drop desired object(s) because other objects depend on them".to_string()
-        } else {
-            format!("cannot drop {} {} because other objects depend on it", rel.kind.noun(), rel.name)
-        };
-        return Err(PgError::new(sqlstate::DEPENDENT_OBJECTS_STILL_EXIST, what)
-        .with_detail(blocking.join("\n"))
-        .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
-    }
-    d.lock_relation(rel.oid)?;
-    if cascade && !blocking.is_empty() {
-        if blocking.len() == 1 {
-            notice(d.s, format!("drop cascades to {}", blocking[0].split(" depends on ").next().unwrap_or_default()));
-        } else {
-            let items: Vec<String> = blocking.iter().map(|b| format!("drop cascades to {}", b.split(" depends on ").next().unwrap_or_default())).collect();
-            let mut e = PgError::notice(format!("drop cascades to {} other objects", blocking.len()));
-            e.detail = Some(items.join("\n"));
-            d.s.notices.borrow_mut().push(e);
-        }
-        // Dependent views go; foreign keys are removed from their tables.
-        let views: Vec<Arc<Relation>> = d.catalog.relations.values().filter(|r| r.view.as_ref().map(|v| v.depends_on.contains(&rel.oid)).unwrap_or(false) && r.oid != rel.oid).cloned().collect();
-        for v in views {
-            drop_relation(d, &v, true)?;
-        }
-        for (child, con) in fks {
-            let cat = store::load_database(d.txn()?, d.db())?;
-            if let Some(c) = cat.relation(child) {
-                let mut updated = (**c).clone();
-                updated.constraints.retain(|x| x.name != con);
-                d.put(&updated)?;
-            }
-        }
-        if rel.kind == RelKind::Sequence {
-            for (table, col) in defaults_using_sequence(&d.catalog, rel) {
-                let cat = store::load_database(d.txn()?, d.db())?;
-                if let Some(t) = cat.relation(table) {
-                    let mut updated = (**t).clone();
-                    updated.columns[col].default = None;
-                    d.put(&updated)?;
-                }
-            }
-        }
-    }
-    let txn = d.txn()?;
-    for o in owned {
-        if let Some(r) = d.catalog.relation(o) {
-            store::delete_relation(txn, d.db(), r)?;
-            if r.storage_id != 0 && r.storage_id != rel.storage_id && !r.index.as_ref().map(|i| i.clustered).unwrap_or(false) {
-                d.s.note_drop(r.storage_id);
-            }
-            if r.kind == RelKind::Sequence {
-                d.s.note_sequence_drop(r.oid);
-            }
-        }
-    }
-    store::delete_relation(txn, d.db(), rel)?;
-    if rel.storage_id != 0 && !rel.index.as_ref().map(|i| i.clustered).unwrap_or(false) {
-        d.s.note_drop(rel.storage_id);
-    }
-    if rel.kind == RelKind::Sequence {
-        d.s.note_sequence_drop(rel.oid);
-    }
-    // A sequence owned by nothing else; a dropped column's serial sequence goes with it.
-    for c in &rel.constraints {
-        store::put_comment(txn, d.db(), 2606, c.oid, 0, None)?;
-    }
-    store::put_comment(txn, d.db(), 1259, rel.oid, 0, None)?;
     Ok(())
 }
 
@@ -2366,11 +2176,13 @@ fn alter_column_type(d: &Ddl, rel: &Arc<Relation>, c: &pb::AlterTableCmd) -> PgR
         }
         None => type_collation,
     };
-    // What Tusk cannot carry through a rewrite yet.
-    let views: Vec<&Arc<Relation>> = d.catalog.relations.values().filter(|r| r.view.as_ref().is_some_and(|v| v.depends_on.contains(&rel.oid))).collect();
-    if let Some(v) = views.first() {
+    // A view reading the column (its rule depends on it) would change
+    // under its users: PostgreSQL refuses, and so does Tusk.
+    let column = depend::ObjectAddress::column(rel.oid, attnum);
+    let rule = d.catalog.dependencies().dependents(column).find(|dep| dep.object.class == depend::PG_REWRITE).map(|dep| dep.object);
+    if let Some(rule) = rule {
         return Err(PgError::new(sqlstate::FEATURE_NOT_SUPPORTED, "cannot alter type of a column used by a view or rule")
-            .with_detail(format!("rule _RETURN on view {} depends on column \"{}\"", v.name, c.name)));
+            .with_detail(format!("{} depends on column \"{}\"", super::dependency::describe_object(d, &d.catalog, rule), c.name)));
     }
     let in_fk = rel.constraints.iter().any(|k| k.kind == ConstraintKind::ForeignKey && k.columns.contains(&attnum))
         || !d.catalog.referencing_fks(rel.oid).is_empty();
@@ -2589,71 +2401,11 @@ fn alter_table_cmd(d: &Ddl, rel: &Arc<Relation>, c: &pb::AlterTableCmd, objtype:
                     format!("column \"{}\" of relation \"{}\" does not exist", c.name, rel.name),
                 ));
             };
-            let attnum = i as i16 + 1;
-            if t.live_columns().count() == 1 && false {
-                return Ok(());
-            }
-            // Views using the table block the drop (we do not track columns).
-            let (_, blocking, _) = dependents(&d.catalog, rel);
-            let view_deps: Vec<&String> = blocking.iter().filter(|b| b.starts_with("view ")).collect();
-            if !view_deps.is_empty() && c.behavior != 2 {
-                return Err(PgError::new(
-                    sqlstate::DEPENDENT_OBJECTS_STILL_EXIST,
-                    format!("cannot drop column {} of table {} because other objects depend on it", c.name, rel.name),
-                )
-                .with_detail(view_deps.iter().map(|v| v.replace(&format!("table {}", rel.name), &format!("column {} of table {}", c.name, rel.name))).collect::<Vec<_>>().join("\n"))
-                .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
-            }
-            // Indexes and constraints on the column go with it.
-            let clustered_pk = d.catalog.indexes_of(rel).any(|ix| {
-                let info = ix.index.as_ref().expect("index");
-                info.clustered && info.keys.iter().any(|k| k.attnum == attnum)
-            });
-            if clustered_pk {
-                // The primary key goes with its column: first the table
-                // leaves its clustering, then the column goes as any other.
-                decluster(d, rel)?;
-                let cat = Arc::new(store::load_database(d.txn()?, d.db())?);
-                let rel = cat.relation(rel.oid).ok_or_else(|| PgError::internal("table vanished"))?.clone();
-                let d = Ddl { s: d.s, catalog: cat, sql: d.sql };
-                return alter_table_cmd(&d, &rel, c, objtype);
-            }
-            for ix in d.catalog.indexes_of(rel) {
-                let info = ix.index.as_ref().expect("index");
-                if info.keys.iter().any(|k| k.attnum == attnum || k.expr.as_ref().map(|e| e.contains(&c.name)).unwrap_or(false)) {
-                    store::delete_relation(d.txn()?, d.db(), ix)?;
-                    d.s.note_drop(ix.storage_id);
-                }
-            }
-            t.constraints.retain(|k| !k.columns.contains(&attnum) && !k.check.as_ref().map(|e| mentions_column(e, &c.name)).unwrap_or(false));
-            // Foreign keys of other tables referencing this column.
-            for (child, con) in d.catalog.referencing_fks(rel.oid) {
-                if con.foreign.as_ref().map(|f| f.ref_columns.contains(&attnum)).unwrap_or(false) {
-                    if c.behavior != 2 {
-                        return Err(PgError::new(
-                            sqlstate::DEPENDENT_OBJECTS_STILL_EXIST,
-                            format!("cannot drop column {} of table {} because other objects depend on it", c.name, rel.name),
-                        )
-                        .with_detail(format!("constraint {} on table {} depends on column {} of table {}", con.name, child.name, c.name, rel.name))
-                        .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
-                    }
-                    let mut ch = (*child).clone();
-                    ch.constraints.retain(|x| x.name != con.name);
-                    d.put(&ch)?;
-                }
-            }
-            let col = &mut t.columns[i];
-            col.dropped = true;
-            col.name = format!("........pg.dropped.{}........", attnum);
-            col.not_null = false;
-            col.default = None;
-            d.put(&t)?;
-            // Owned sequences of the column.
-            for r in d.catalog.relations.values() {
-                if r.sequence.as_ref().and_then(|s| s.owned_by) == Some((rel.oid, attnum)) {
-                    store::delete_relation(d.txn()?, d.db(), r)?;
-                }
-            }
+            // ATExecDropColumn: the column and what depends on it go
+            // (indexes, constraints and defaults on it silently, views and
+            // foreign keys only with CASCADE).
+            let column = depend::ObjectAddress::column(rel.oid, i as i16 + 1);
+            return super::dependency::perform_deletion(d, &[column], c.behavior == pb::DropBehavior::DropCascade as i32);
         }
         // ALTER COLUMN SET DEFAULT / DROP DEFAULT
         4 => {
@@ -2726,34 +2478,10 @@ fn alter_table_cmd(d: &Ddl, rel: &Arc<Relation>, c: &pb::AlterTableCmd, objtype:
                     format!("constraint \"{}\" of relation \"{}\" does not exist", c.name, rel.name),
                 ));
             };
-            let con = t.constraints.remove(pos);
-            if matches!(con.kind, ConstraintKind::PrimaryKey | ConstraintKind::Unique) {
-                // Foreign keys relying on the index block the drop.
-                let dependent: Vec<(Arc<Relation>, Constraint)> =
-                    d.catalog.referencing_fks(rel.oid).into_iter().filter(|(_, k)| k.foreign.as_ref().map(|f| f.ref_index) == Some(con.index)).collect();
-                if !dependent.is_empty() && c.behavior != 2 {
-                    let (child, k) = &dependent[0];
-                    return Err(PgError::new(
-                        sqlstate::DEPENDENT_OBJECTS_STILL_EXIST,
-                        format!("cannot drop constraint {} on table {} because other objects depend on it", con.name, rel.name),
-                    )
-                    .with_detail(format!("constraint {} on table {} depends on index {}", k.name, child.name, con.name))
-                    .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
-                }
-                for (child, k) in dependent {
-                    let mut ch = (*child).clone();
-                    ch.constraints.retain(|x| x.name != k.name);
-                    d.put(&ch)?;
-                }
-                if let Some(ix) = d.catalog.relation(con.index) {
-                    if ix.index.as_ref().map(|i| i.clustered).unwrap_or(false) {
-                        return decluster(d, rel);
-                    }
-                    store::delete_relation(d.txn()?, d.db(), ix)?;
-                    d.s.note_drop(ix.storage_id);
-                }
-            }
-            d.put(&t)?;
+            // ATExecDropConstraint: the constraint, its index, and (with
+            // CASCADE) the foreign keys that rely on that index.
+            let con = depend::ObjectAddress::constraint(t.constraints[pos].oid);
+            return super::dependency::perform_deletion(d, &[con], c.behavior == pb::DropBehavior::DropCascade as i32);
         }
         // VALIDATE CONSTRAINT
         24 | 25 => return validate_constraint(d, rel, &c.name),
@@ -2853,10 +2581,6 @@ fn alter_table_cmd(d: &Ddl, rel: &Arc<Relation>, c: &pb::AlterTableCmd, objtype:
     Ok(())
 }
 
-fn mentions_column(expr_text: &str, col: &str) -> bool {
-    expr_text.split(|c: char| !(c.is_alphanumeric() || c == '_')).any(|w| w == col)
-}
-
 fn table_has_rows(d: &Ddl, rel: &Arc<Relation>) -> PgResult<bool> {
     let prefix = tusk_storage::keys::storage_prefix(rel.storage_id);
     let end = tusk_storage::keys::prefix_end(&prefix);
@@ -2929,7 +2653,7 @@ fn install_constraints(d: &Ddl, rel: &Arc<Relation>, t: &mut Relation, new_index
 /// Drops the primary key of a table clustered on it: the rows move to
 /// new storage under hidden row ids (every other index rebuilt for the new
 /// row keys). Referencing foreign keys are the caller's business.
-fn decluster(d: &Ddl, rel: &Arc<Relation>) -> PgResult<()> {
+pub(crate) fn decluster(d: &Ddl, rel: &Arc<Relation>) -> PgResult<()> {
     d.lock_relation(rel.oid)?;
     let mut t = (**rel).clone();
     t.constraints.retain(|k| k.kind != ConstraintKind::PrimaryKey);

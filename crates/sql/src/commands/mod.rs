@@ -7,9 +7,11 @@ pub mod copy;
 pub mod create_as;
 pub mod cursor;
 pub mod ddl;
+pub mod dependency;
 pub mod explain;
 pub mod grant;
 pub mod naming;
+pub mod owned;
 pub mod role;
 pub mod sequence;
 
@@ -232,6 +234,14 @@ pub(crate) fn execute_ddl_node(s: &mut SqlSession, node: &NodeEnum, sql: &str) -
         NodeEnum::DropRoleStmt(d) => {
             role::drop_role(s, d)?;
             UtilityResult::tag("DROP ROLE")
+        }
+        NodeEnum::DropOwnedStmt(d) => {
+            owned::drop_owned(s, d, sql)?;
+            UtilityResult::tag("DROP OWNED")
+        }
+        NodeEnum::ReassignOwnedStmt(r) => {
+            owned::reassign_owned(s, r)?;
+            UtilityResult::tag("REASSIGN OWNED")
         }
         NodeEnum::GrantStmt(g) => {
             grant::grant(s, g, sql)?;
