@@ -307,9 +307,17 @@ impl<'a> Analyzer<'a> {
                 // The view's query sees nothing of the query that uses it.
                 // Its relations are checked as the view's owner, and its
                 // names were resolved when it was created.
+                if self.expanding_views.contains(&rel.oid) {
+                    return Err(PgError::new(
+                        sqlstate::INVALID_OBJECT_DEFINITION,
+                        format!("infinite recursion detected in rules for relation \"{}\"", rel.name),
+                    ));
+                }
                 let saved_levels = std::mem::take(&mut self.levels);
                 let saved_acl = (self.acl_user.take(), self.perm_as.replace(rel.owner));
+                self.expanding_views.push(rel.oid);
                 let q = self.analyze_select_stmt(&sel);
+                self.expanding_views.pop();
                 (self.acl_user, self.perm_as) = saved_acl;
                 self.levels = saved_levels;
                 let mut q = q?;
