@@ -318,6 +318,11 @@ fn relation_dependencies(cat: &DbCatalog, rel: &Relation, out: &mut Vec<Dependen
                     push(rule, ObjectAddress::new(PG_CLASS, r, a as i32), DepType::Normal);
                 }
             }
+            for &c in &info.constraint_refs {
+                if constraint_by_oid(cat, c).is_some() {
+                    push(rule, ObjectAddress::constraint(c), DepType::Normal);
+                }
+            }
             // The rule's OLD and NEW entries read the view itself.
             push(rule, me, DepType::Normal);
             push(rule, me, DepType::Internal);

@@ -346,6 +346,10 @@ pub struct ViewInfo {
     /// not looked into (its own rule records what it reads).
     #[serde(default)]
     pub refs: Vec<(Oid, i16)>,
+    /// Primary keys the query relies on: columns it reads ungrouped
+    /// because the key is grouped (PostgreSQL's constraintDeps).
+    #[serde(default)]
+    pub constraint_refs: Vec<Oid>,
     /// pg_rewrite.oid of the _RETURN rule (0 for views made before Tusk
     /// numbered rules; see `depend::rule_oid`).
     #[serde(default)]

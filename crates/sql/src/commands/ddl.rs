@@ -1419,11 +1419,14 @@ pub fn create_view(s: &mut SqlSession, stmt: &pb::ViewStmt, sql: &str) -> PgResu
         query_relations(&q, &mut depends);
         let refs = super::dependency::view_references(&q)?;
         let text = deparse_select(&expand_view_star(&sel, &q))?;
-        let nsp = d.namespace_for(rv, temp)?;
         let temp_deps = depends.iter().any(|o| d.catalog.relation(*o).map(|r| r.persistence == 't').unwrap_or(false));
         if temp_deps && !temp {
             notice(d.s, format!("view \"{}\" will be a temporary view", rv.relname));
         }
+        // A view reading temporary tables is temporary itself, in the
+        // session's temporary schema (a schema named for it is refused).
+        let temp = temp || temp_deps;
+        let nsp = d.namespace_for(rv, temp)?;
         if let Some(existing) = d.catalog.lookup_relation(nsp, &rv.relname) {
             if !stmt.replace {
                 return Err(PgError::new(sqlstate::DUPLICATE_TABLE, format!("relation \"{}\" already exists", rv.relname)));
@@ -1462,14 +1465,14 @@ pub fn create_view(s: &mut SqlSession, stmt: &pb::ViewStmt, sql: &str) -> PgResu
                 Some(o) if o != 0 => o,
                 _ => d.oid()?,
             };
-            updated.view = Some(ViewInfo { query: text, check_option, depends_on: depends, refs, rule_oid });
+            updated.view = Some(ViewInfo { query: text, check_option, depends_on: depends, refs: refs.columns, constraint_refs: refs.constraints, rule_oid });
             d.put(&updated)?;
         } else {
             let oid = d.oid()?;
             let rule_oid = d.oid()?;
             let mut view = new_relation(oid, &rv.relname, nsp, RelKind::View, if temp { 't' } else { 'p' }, super::grant::current_role_oid(s));
             view.columns = cols;
-            view.view = Some(ViewInfo { query: text, check_option, depends_on: depends, refs, rule_oid });
+            view.view = Some(ViewInfo { query: text, check_option, depends_on: depends, refs: refs.columns, constraint_refs: refs.constraints, rule_oid });
             d.create_relation(&view)?;
         }
     }

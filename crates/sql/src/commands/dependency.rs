@@ -449,13 +449,43 @@ fn delete_objects(d: &Ddl, catalog: &Arc<DbCatalog>, order: &[ObjectAddress]) ->
 /// and each relation read without any of its columns. A view the query
 /// reads counts as a relation; what that view reads is its own rule's
 /// business.
-pub(crate) fn view_references(q: &Query) -> PgResult<Vec<(Oid, i16)>> {
+pub(crate) fn view_references(q: &Query) -> PgResult<ViewReferences> {
     let mut c = References::default();
     c.query(q)?;
-    let mut out: Vec<(Oid, i16)> = c.relations.iter().filter(|r| !c.columns.iter().any(|(t, _)| t == *r)).map(|&r| (r, 0)).collect();
-    out.extend(c.columns.iter().copied());
-    out.sort_unstable();
-    Ok(out)
+    let mut columns: Vec<(Oid, i16)> = c.relations.iter().filter(|r| !c.columns.iter().any(|(t, _)| t == *r)).map(|&r| (r, 0)).collect();
+    columns.extend(c.columns.iter().copied());
+    columns.sort_unstable();
+    Ok(ViewReferences { columns, constraints: c.constraints.into_iter().collect() })
+}
+
+/// What `view_references` found.
+pub(crate) struct ViewReferences {
+    /// (relation, attnum), attnum 0 for a relation read as a whole.
+    pub columns: Vec<(Oid, i16)>,
+    /// Primary keys whose grouping lets the query read other columns.
+    pub constraints: Vec<Oid>,
+}
+
+/// Whether `e` reads a column of range table entry `rte` outside the
+/// grouping expressions and aggregates (check_ungrouped_columns).
+fn reads_ungrouped(e: &Expr, groups: &[Expr], rte: usize) -> PgResult<bool> {
+    crate::stack::check()?;
+    if groups.iter().any(|g| g == e) {
+        return Ok(false);
+    }
+    match e {
+        Expr::Agg(_) => Ok(false),
+        Expr::Var(v) => Ok(v.levels_up == 0 && v.rte == rte),
+        _ => {
+            let mut found = Ok(false);
+            e.for_each_child(&mut |c| {
+                if matches!(found, Ok(false)) {
+                    found = reads_ungrouped(c, groups, rte);
+                }
+            });
+            found
+        }
+    }
 }
 
 /// How Vars of one range table entry map to catalog columns.
@@ -473,6 +503,7 @@ enum RteColumns {
 struct References {
     relations: BTreeSet<Oid>,
     columns: BTreeSet<(Oid, i16)>,
+    constraints: BTreeSet<Oid>,
     /// The range tables of the queries being walked, outermost first.
     levels: Vec<Vec<RteColumns>>,
 }
@@ -497,6 +528,33 @@ impl References {
                 RteKind::Join { columns, .. } => RteColumns::Join(columns.clone()),
                 _ => RteColumns::Other,
             });
+        }
+        // A grouped primary key lets the query read the table's other
+        // columns ungrouped: the query then depends on the key.
+        if !q.group_by.is_empty() {
+            for (i, rte) in q.rtable.iter().enumerate() {
+                let RteKind::Relation(rel) = &rte.kind else { continue };
+                let Some(pk) = rel.primary_key() else { continue };
+                let live: Vec<i16> = rel.live_columns().map(|(a, _)| a).collect();
+                let grouped = pk.columns.iter().all(|a| {
+                    live.iter().position(|x| x == a).is_some_and(|c| {
+                        q.group_by.iter().any(|g| matches!(g, Expr::Var(v) if v.levels_up == 0 && v.rte == i && v.col == c))
+                    })
+                });
+                if !grouped {
+                    continue;
+                }
+                let mut relies = false;
+                for e in q.targets.iter().map(|t| &t.expr).chain(q.having.iter()) {
+                    if reads_ungrouped(e, &q.group_by, i)? {
+                        relies = true;
+                        break;
+                    }
+                }
+                if relies {
+                    self.constraints.insert(pk.oid);
+                }
+            }
         }
         self.levels.push(rtes);
         let result = self.query_parts(q);
