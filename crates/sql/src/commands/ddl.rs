@@ -356,8 +356,10 @@ pub fn create_table(s: &mut SqlSession, stmt: &pb::CreateStmt, sql: &str) -> PgR
             }
             return Err(PgError::new(sqlstate::DUPLICATE_TABLE, format!("relation \"{}\" already exists", rv.relname)));
         }
-        let rel_oid = d.oid()?;
-        let mut rel = new_relation(rel_oid, &rv.relname, nsp, RelKind::Table, if temp { 't' } else if rv.relpersistence == "u" { 'u' } else { 'p' }, super::grant::current_role_oid(s));
+        // The table's OID comes after its serial sequences' (below), as in
+        // PostgreSQL, which creates them first: messages listing objects
+        // in OID order (DROP ROLE's) then read alike.
+        let mut rel = new_relation(0, &rv.relname, nsp, RelKind::Table, if temp { 't' } else if rv.relpersistence == "u" { 'u' } else { 'p' }, super::grant::current_role_oid(s));
         rel.storage_id = d.storage()?;
         for o in &stmt.options {
             if let Some(NodeEnum::DefElem(de)) = &o.node {
@@ -449,6 +451,7 @@ pub fn create_table(s: &mut SqlSession, stmt: &pb::CreateStmt, sql: &str) -> PgR
         }
         // Sequences for serial and identity columns.
         let mut created_names: Vec<String> = Vec::new();
+        let mut sequences: Vec<Relation> = Vec::new();
         for sp in &serials {
             let colname = rel.columns[sp.col].name.clone();
             let seq_name = choose_name(&rel.name, Some(&colname), "seq", &|n| d.relation_name_taken(nsp, n) || created_names.iter().any(|c| c == n) || n == rel.name);
@@ -456,12 +459,12 @@ pub fn create_table(s: &mut SqlSession, stmt: &pb::CreateStmt, sql: &str) -> PgR
             let attnum = sp.col as i16 + 1;
             let mut info = default_sequence_info(sp.type_oid);
             apply_sequence_options(&mut info, &sp.options, true)?;
-            info.owned_by = Some((rel_oid, attnum));
+            info.owned_by = Some((0, attnum));
             let seq_oid = d.oid()?;
             let mut seq = new_relation(seq_oid, &seq_name, nsp, RelKind::Sequence, rel.persistence, rel.owner);
             seq.columns = sequence_columns();
             seq.sequence = Some(info);
-            d.create_relation(&seq)?;
+            sequences.push(seq);
             if sp.identity.is_none() {
                 // As regclass prints it: quoted where the name needs it.
                 let qualified = if nsp == PUBLIC_NAMESPACE || Some(nsp) == s.temp_namespace {
@@ -471,6 +474,13 @@ pub fn create_table(s: &mut SqlSession, stmt: &pb::CreateStmt, sql: &str) -> PgR
                 };
                 rel.columns[sp.col].default = Some(format!("nextval('{}'::regclass)", qualified.replace('\'', "''")));
             }
+        }
+        rel.oid = d.oid()?;
+        for mut seq in sequences {
+            if let Some(info) = seq.sequence.as_mut() {
+                info.owned_by = info.owned_by.map(|(_, attnum)| (rel.oid, attnum));
+            }
+            d.create_relation(&seq)?;
         }
         // Defaults: validate against the column type, store as text.
         for (idx, e) in &raw_defaults {
