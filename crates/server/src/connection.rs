@@ -1296,7 +1296,7 @@ impl Connection {
                     self.sql.set_isolation(iso)?;
                 }
                 "transaction_read_only" => self.sql.set_read_only(v == "true" || v == "1" || v == "on")?,
-                "transaction_deferrable" => {}
+                "transaction_deferrable" => self.sql.set_deferrable(v == "true" || v == "1" || v == "on")?,
                 _ => {}
             }
         }
