@@ -246,6 +246,30 @@ const CASES: &[Case] = &[
         expected: "OK",
     },
     Case {
+        name: "view_over_a_view_cycle_can_be_created",
+        setup: "CREATE TABLE c1 (a int); CREATE VIEW cv1 AS SELECT a FROM c1; CREATE VIEW cv2 AS SELECT a FROM cv1; CREATE OR REPLACE VIEW cv1 AS SELECT a FROM cv2",
+        statement: "CREATE VIEW cv3 AS SELECT a + 1 AS b FROM cv1",
+        expected: "OK",
+    },
+    Case {
+        name: "view_over_a_view_cycle_query",
+        setup: "CREATE TABLE c1 (a int); CREATE VIEW cv1 AS SELECT a FROM c1; CREATE VIEW cv2 AS SELECT a FROM cv1; CREATE OR REPLACE VIEW cv1 AS SELECT a FROM cv2; CREATE VIEW cv3 AS SELECT a + 1 AS b FROM cv1",
+        statement: "SELECT * FROM cv3",
+        expected: "ERROR 42P17: infinite recursion detected in rules for relation \"cv1\"",
+    },
+    Case {
+        name: "view_over_a_view_cycle_restrict",
+        setup: "CREATE TABLE c1 (a int); CREATE VIEW cv1 AS SELECT a FROM c1; CREATE VIEW cv2 AS SELECT a FROM cv1; CREATE OR REPLACE VIEW cv1 AS SELECT a FROM cv2; CREATE VIEW cv3 AS SELECT a + 1 AS b FROM cv1",
+        statement: "DROP VIEW cv2",
+        expected: "ERROR 2BP01: cannot drop view cv2 because other objects depend on it\nDETAIL: view cv1 depends on view cv2\nview cv3 depends on view cv1\nHINT: Use DROP ... CASCADE to drop the dependent objects too.",
+    },
+    Case {
+        name: "view_over_a_view_cycle_cascade",
+        setup: "CREATE TABLE c1 (a int); CREATE VIEW cv1 AS SELECT a FROM c1; CREATE VIEW cv2 AS SELECT a FROM cv1; CREATE OR REPLACE VIEW cv1 AS SELECT a FROM cv2; CREATE VIEW cv3 AS SELECT a + 1 AS b FROM cv1",
+        statement: "DROP VIEW cv2 CASCADE",
+        expected: "NOTICE: drop cascades to 2 other objects\nDETAIL: drop cascades to view cv1\ndrop cascades to view cv3\nOK",
+    },
+    Case {
         name: "qualified_when_not_in_search_path",
         setup: "CREATE SCHEMA s; CREATE TABLE s.t (a int); CREATE VIEW s.v AS SELECT a FROM s.t; CREATE VIEW public.pv AS SELECT a FROM s.t",
         statement: "DROP TABLE s.t",

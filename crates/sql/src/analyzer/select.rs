@@ -309,20 +309,31 @@ impl<'a> Analyzer<'a> {
                 // The view's query sees nothing of the query that uses it.
                 // Its relations are checked as the view's owner, and its
                 // names were resolved when it was created.
-                if self.expanding_views.contains(&rel.oid) {
+                let recursive = self.expanding_views.contains(&rel.oid);
+                if recursive && !self.defining_view {
                     return Err(PgError::new(
                         sqlstate::INVALID_OBJECT_DEFINITION,
                         format!("infinite recursion detected in rules for relation \"{}\"", rel.name),
                     ));
                 }
-                let saved_levels = std::mem::take(&mut self.levels);
-                let saved_acl = (self.acl_user.take(), self.perm_as.replace(rel.owner));
-                self.expanding_views.push(rel.oid);
-                let q = self.analyze_select_stmt(&sel);
-                self.expanding_views.pop();
-                (self.acl_user, self.perm_as) = saved_acl;
-                self.levels = saved_levels;
-                let mut q = q?;
+                let mut q = if recursive {
+                    // Only the view's columns matter to the definition.
+                    let mut q = Query::new(CommandKind::Select);
+                    q.targets = rel
+                        .live_columns()
+                        .map(|(_, c)| TargetEntry { expr: Expr::null(c.sql_type()), name: c.name.clone(), junk: false, origin: None })
+                        .collect();
+                    q
+                } else {
+                    let saved_levels = std::mem::take(&mut self.levels);
+                    let saved_acl = (self.acl_user.take(), self.perm_as.replace(rel.owner));
+                    self.expanding_views.push(rel.oid);
+                    let q = self.analyze_select_stmt(&sel);
+                    self.expanding_views.pop();
+                    (self.acl_user, self.perm_as) = saved_acl;
+                    self.levels = saved_levels;
+                    q?
+                };
                 q.expanded_view = Some(rel.oid);
                 // Output column names are the view's (which may have been renamed).
                 let names: Vec<String> = rel.live_columns().map(|(_, c)| c.name.clone()).collect();

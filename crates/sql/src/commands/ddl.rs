@@ -1409,6 +1409,7 @@ pub fn create_view(s: &mut SqlSession, stmt: &pb::ViewStmt, sql: &str) -> PgResu
         let q = {
             let settings = d.s.settings.borrow();
             let mut a = d.analyzer(&settings);
+            a.defining_view = true;
             a.analyze_select_stmt(&sel)?
         };
         let mut cols: Vec<Column> = q.output().map(|t| new_column(&t.name, t.expr.ty())).collect();
