@@ -294,6 +294,12 @@ const CASES: &[Case] = &[
         expected: "ERROR 2BP01: cannot drop schema pg_catalog because it is required by the database system",
     },
     Case {
+        name: "drop_role_owner_of_serial_table",
+        setup: "CREATE ROLE dep_rs; GRANT CREATE ON SCHEMA public TO dep_rs; SET ROLE dep_rs; CREATE TABLE dep_ts (id serial, b bigserial); RESET ROLE",
+        statement: "DROP ROLE dep_rs",
+        expected: "ERROR 2BP01: role \"dep_rs\" cannot be dropped because some objects depend on it\nDETAIL: privileges for schema public\nowner of sequence dep_ts_id_seq\nowner of sequence dep_ts_b_seq\nowner of table dep_ts",
+    },
+    Case {
         name: "drop_role_owner",
         setup: "CREATE ROLE dep_r1; CREATE SCHEMA dep_s AUTHORIZATION dep_r1; CREATE TABLE dep_t (a int); ALTER TABLE dep_t OWNER TO dep_r1; CREATE SEQUENCE dep_q; ALTER SEQUENCE dep_q OWNER TO dep_r1",
         statement: "DROP ROLE dep_r1",
