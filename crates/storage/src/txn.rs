@@ -51,14 +51,20 @@ impl Isolation {
 /// without waiting).
 const LOCK_WAIT_SLICE_MS: i64 = 20;
 
-/// Cancellation and timeouts of the statement running in a session. The
-/// protocol layer sets `cancel` (CancelRequest, pg_cancel_backend); the
-/// session sets the deadline from statement_timeout. Long loops in the
-/// executor and lock waits call `check`.
+/// Cancellation and timeouts of the statement running in a session
+/// (PostgreSQL's interrupt flags, which CHECK_FOR_INTERRUPTS reads). The
+/// protocol layer sets `cancel` (CancelRequest, pg_cancel_backend),
+/// `terminate` (pg_terminate_backend, a fast shutdown) and `client_lost`
+/// (client_connection_check_interval found the socket closed); the
+/// session sets the deadlines from statement_timeout and lock_timeout.
+/// Long loops in the executor, lock waits and sleeps call `check`, which
+/// is one relaxed load while nothing is pending.
 #[derive(Debug, Default)]
 pub struct Interrupt {
+    /// Set with any of the reasons below, so `check` reads one flag.
     cancel: AtomicBool,
     terminate: AtomicBool,
+    client_lost: AtomicBool,
     /// Microseconds since `epoch` after which the statement times out; 0 = none.
     deadline_us: AtomicU64,
     lock_deadline_us: AtomicU64,
@@ -90,13 +96,33 @@ impl Interrupt {
         self.cancel.store(true, Ordering::SeqCst);
     }
 
+    /// The client's socket was found closed while a statement ran: the
+    /// statement stops and the session ends (PostgreSQL's
+    /// ClientConnectionLost).
+    pub fn client_lost(&self) {
+        self.client_lost.store(true, Ordering::SeqCst);
+        self.cancel.store(true, Ordering::SeqCst);
+    }
+
     pub fn is_terminated(&self) -> bool {
         self.terminate.load(Ordering::Relaxed)
     }
 
+    pub fn is_client_lost(&self) -> bool {
+        self.client_lost.load(Ordering::Relaxed)
+    }
+
+    /// Whether the session must end (terminated, or its client is gone).
+    pub fn ends_session(&self) -> bool {
+        self.is_terminated() || self.is_client_lost()
+    }
+
     /// Called at the start of each statement.
     pub fn start_statement(&self, statement_timeout: Option<Duration>, lock_timeout: Option<Duration>) {
-        self.cancel.store(self.terminate.load(Ordering::Relaxed), Ordering::SeqCst);
+        // A cancel that arrived between statements is dropped, as
+        // PostgreSQL ignores one while it reads a command; an end of the
+        // session is not.
+        self.cancel.store(self.ends_session(), Ordering::SeqCst);
         let now = self.epoch.0.elapsed();
         let deadline = |d: Option<Duration>| d.map(|d| (now + d).as_micros() as u64).unwrap_or(0);
         self.deadline_us.store(deadline(statement_timeout), Ordering::SeqCst);
@@ -112,11 +138,16 @@ impl Interrupt {
     #[inline]
     pub fn check(&self) -> PgResult<()> {
         if self.cancel.load(Ordering::Relaxed) {
+            // ProcessInterrupts' order: a termination first, then a lost
+            // client, then a cancel.
             if self.terminate.load(Ordering::Relaxed) {
                 return Err(PgError::fatal(
                     sqlstate::ADMIN_SHUTDOWN,
                     "terminating connection due to administrator command",
                 ));
+            }
+            if self.client_lost.load(Ordering::Relaxed) {
+                return Err(PgError::fatal(sqlstate::CONNECTION_FAILURE, "connection to client lost"));
             }
             return Err(PgError::new(sqlstate::QUERY_CANCELED, "canceling statement due to user request"));
         }
