@@ -1095,6 +1095,19 @@ impl<'a> Env for SessionEnv<'a> {
     fn backend_activity(&self) -> Vec<crate::cluster::BackendActivity> {
         self.s.cluster.activity()
     }
+    fn backend_role(&self, pid: i32) -> Option<String> {
+        self.s.cluster.backend_role(pid)
+    }
+    fn signal_backend(&self, pid: i32, terminate: bool) -> bool {
+        if terminate {
+            self.s.cluster.terminate_backend(pid)
+        } else {
+            self.s.cluster.cancel_backend(pid)
+        }
+    }
+    fn notice(&self, notice: PgError) {
+        self.s.notices.borrow_mut().push(notice);
+    }
 
     fn prepared_statements(&self) -> Vec<(String, PreparedStatementInfo)> {
         self.s.prepared_statements.borrow().iter().map(|(k, v)| (k.clone(), v.clone())).collect()
