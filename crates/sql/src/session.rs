@@ -900,6 +900,9 @@ impl QueryRun {
                 if max > 0 && n >= max {
                     return Ok(false);
                 }
+                // Rows read back from memory (a sort's, a CTE's) pass no
+                // other check on their way to the client.
+                cx.check()?;
                 match node.next(&cx)? {
                     Some(mut row) => {
                         // A record whose text would pass 1 GB fails here,
