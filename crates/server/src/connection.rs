@@ -1001,7 +1001,9 @@ impl Connection {
         }
         self.start_statement();
         let text = parser::statement_text(sql, stmt).to_string();
-        self.handle.set_query(&text);
+        // pg_stat_activity shows the client's whole query string, as
+        // PostgreSQL's exec_simple_query reports it.
+        self.handle.set_query(sql);
         let result = if let NodeEnum::CopyStmt(copy) = &stmt.node {
             self.copy(copy, &text)
         } else if commands::is_utility(&stmt.node) {

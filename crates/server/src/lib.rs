@@ -181,6 +181,7 @@ impl BackendHandle {
             state_change: a.state_change,
             state: a.state,
             query: a.query.clone(),
+            wait_event: if a.state == "active" { self.interrupt.waiting().event() } else { None },
         }
     }
 }

@@ -53,6 +53,8 @@ pub struct BackendActivity {
     /// "active", "idle", "idle in transaction", "idle in transaction (aborted)".
     pub state: &'static str,
     pub query: String,
+    /// What an active statement waits for: (wait_event_type, wait_event).
+    pub wait_event: Option<(&'static str, &'static str)>,
 }
 
 pub struct Cluster {

@@ -1083,6 +1083,7 @@ impl<'a> Env for SessionEnv<'a> {
     }
     fn sleep(&self, seconds: f64) -> PgResult<()> {
         let end = std::time::Instant::now() + std::time::Duration::from_secs_f64(seconds.max(0.0).min(1e9));
+        let _waiting = self.s.interrupt.wait_for(tusk_storage::Wait::Sleep);
         loop {
             self.s.interrupt.check()?;
             let now = std::time::Instant::now();

@@ -68,7 +68,43 @@ pub struct Interrupt {
     /// Microseconds since `epoch` after which the statement times out; 0 = none.
     deadline_us: AtomicU64,
     lock_deadline_us: AtomicU64,
+    /// What the statement waits for (a `Wait`), for pg_stat_activity.
+    wait: std::sync::atomic::AtomicU8,
     epoch: once_epoch::Epoch,
+}
+
+/// What a statement waits for, as pg_stat_activity's wait_event_type and
+/// wait_event name it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Wait {
+    Nothing = 0,
+    /// Another transaction's row (PostgreSQL waits on its transaction id).
+    Row = 1,
+    /// Another transaction's relation lock.
+    Relation = 2,
+    /// pg_sleep.
+    Sleep = 3,
+}
+
+impl Wait {
+    /// (wait_event_type, wait_event) as PostgreSQL reports them.
+    pub fn event(self) -> Option<(&'static str, &'static str)> {
+        match self {
+            Wait::Nothing => None,
+            Wait::Row => Some(("Lock", "transactionid")),
+            Wait::Relation => Some(("Lock", "relation")),
+            Wait::Sleep => Some(("Timeout", "PgSleep")),
+        }
+    }
+}
+
+/// Marks a wait for as long as it lives.
+pub struct Waiting<'a>(&'a Interrupt);
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.0.wait.store(Wait::Nothing as u8, Ordering::Relaxed);
+    }
 }
 
 mod once_epoch {
@@ -132,6 +168,22 @@ impl Interrupt {
     pub fn end_statement(&self) {
         self.deadline_us.store(0, Ordering::SeqCst);
         self.lock_deadline_us.store(0, Ordering::SeqCst);
+    }
+
+    /// The statement starts waiting for `what`, until the guard goes.
+    pub fn wait_for(&self, what: Wait) -> Waiting<'_> {
+        self.wait.store(what as u8, Ordering::Relaxed);
+        Waiting(self)
+    }
+
+    /// What the statement waits for now.
+    pub fn waiting(&self) -> Wait {
+        match self.wait.load(Ordering::Relaxed) {
+            1 => Wait::Row,
+            2 => Wait::Relation,
+            3 => Wait::Sleep,
+            _ => Wait::Nothing,
+        }
     }
 
     /// Errors with 57014 if the statement was canceled or ran past statement_timeout.
@@ -467,6 +519,7 @@ impl Txn {
 
     fn lock_key(&self, key: &[u8], exclusive: bool) -> PgResult<Option<Vec<u8>>> {
         let interrupt = self.interrupt.clone();
+        let mut waiting = None;
         loop {
             let txn = self.rocks();
             // No snapshot in the read options: the newest version (plus own
@@ -475,7 +528,10 @@ impl Txn {
             let ro = ReadOptions::default();
             match txn.get_for_update_cf_opt(self.engine.family(key), key, exclusive, &ro) {
                 Ok(v) => return Ok(v),
-                Err(e) if e.kind() == rocksdb::ErrorKind::TimedOut => interrupt.check_lock_wait()?,
+                Err(e) if e.kind() == rocksdb::ErrorKind::TimedOut => {
+                    waiting.get_or_insert_with(|| interrupt.wait_for(lock_wait(key)));
+                    interrupt.check_lock_wait()?
+                }
                 Err(e) => return Err(map_write_error(e)),
             }
         }
@@ -500,6 +556,7 @@ impl Txn {
             }
         }
         let interrupt = self.interrupt.clone();
+        let mut waiting = None;
         loop {
             let txn = self.rocks();
             let result = match value {
@@ -508,7 +565,10 @@ impl Txn {
             };
             match result {
                 Ok(()) => return Ok(()),
-                Err(e) if e.kind() == rocksdb::ErrorKind::TimedOut => interrupt.check_lock_wait()?,
+                Err(e) if e.kind() == rocksdb::ErrorKind::TimedOut => {
+                    waiting.get_or_insert_with(|| interrupt.wait_for(lock_wait(key)));
+                    interrupt.check_lock_wait()?
+                }
                 Err(e) => return Err(map_write_error(e)),
             }
         }
@@ -687,6 +747,17 @@ impl Txn {
         if let Some(txn) = self.inner.take() {
             let _ = txn.rollback();
         }
+    }
+}
+
+/// What waiting for `key`'s lock is: relation locks have keys of their
+/// own; everything else is a row (or catalog entry) another transaction
+/// wrote.
+fn lock_wait(key: &[u8]) -> Wait {
+    if key.first() == Some(&crate::keys::LOCK_PREFIX) {
+        Wait::Relation
+    } else {
+        Wait::Row
     }
 }
 
