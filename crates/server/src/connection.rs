@@ -586,11 +586,9 @@ impl Connection {
                 Ok(Ok(false)) => return,
                 Ok(Err(_io)) => return,
                 Err(panic) => {
-                    let what = panic
-                        .downcast_ref::<String>()
-                        .cloned()
-                        .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-                        .unwrap_or_else(|| "unknown".into());
+                    // Outside any statement (the protocol's own handling):
+                    // the session's state is not known to be sound, so it ends.
+                    let what = panic_message(&*panic);
                     log::error!("session {} panicked: {what}", self.handle.pid);
                     let _ = self.out.error(&PgError::fatal(sqlstate::INTERNAL_ERROR, format!("internal error: {what}")));
                     let _ = self.out.flush();
@@ -645,19 +643,19 @@ impl Connection {
                 self.out.flush()?;
             }
             Frontend::Parse { name, query, param_types } => {
-                let r = self.parse_message(&name, &query, &param_types);
+                let r = self.guarded(|c| c.parse_message(&name, &query, &param_types));
                 self.ext_result(r, |c| c.out.msg(b'1', |_| {}))?;
             }
             Frontend::Bind { portal, statement, param_formats, params, result_formats } => {
-                let r = self.bind_message(&portal, &statement, &param_formats, params, result_formats);
+                let r = self.guarded(|c| c.bind_message(&portal, &statement, &param_formats, params, result_formats));
                 self.ext_result(r, |c| c.out.msg(b'2', |_| {}))?;
             }
             Frontend::Describe { kind, name } => {
-                let r = self.describe_message(kind, &name);
+                let r = self.guarded(|c| c.describe_message(kind, &name));
                 self.ext_result(r, |_| Ok(()))?;
             }
             Frontend::Execute { portal, max_rows } => {
-                let r = self.execute_message(&portal, max_rows);
+                let r = self.guarded(|c| c.execute_message(&portal, max_rows));
                 self.ext_result(r, |_| Ok(()))?;
             }
             Frontend::Close { kind, name } => {
@@ -714,11 +712,33 @@ impl Connection {
         }
     }
 
+    /// The statement boundary: a panic inside `f` (a bug, never an
+    /// expected outcome) fails only this statement, with XX000, as an
+    /// elog(ERROR) of PostgreSQL's would; the caller then rolls the
+    /// transaction back like after any error, and the session and every
+    /// other one carry on. The panic is logged with the statement.
+    fn guarded<T>(&mut self, f: impl FnOnce(&mut Self) -> PgResult<T>) -> PgResult<T> {
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(self))) {
+            Ok(r) => r,
+            Err(panic) => {
+                let what = panic_message(&*panic);
+                let statement = self.handle.activity.lock().query.clone();
+                log::error!("session {}: internal error (panic) in statement: {what}; statement: {statement}", self.handle.pid);
+                // Whatever the statement left half-done is undone by the
+                // rollback that follows; what it held for the protocol goes.
+                self.hold_complete = false;
+                self.held_complete = None;
+                self.sql.interrupt.end_statement();
+                Err(PgError::internal(format!("internal error: {what}")))
+            }
+        }
+    }
+
     /// Runs a simple Query's statement with its CommandComplete held.
     fn run_held(&mut self, f: impl FnOnce(&mut Self) -> PgResult<()>) -> PgResult<()> {
         self.hold_complete = true;
         self.held_complete = None;
-        let r = f(self);
+        let r = self.guarded(f);
         self.hold_complete = false;
         if r.is_err() {
             self.held_complete = None;
@@ -1300,7 +1320,7 @@ impl Connection {
                     self.sql.set_isolation(iso)?;
                 }
                 "transaction_read_only" => self.sql.set_read_only(v == "true" || v == "1" || v == "on")?,
-                "transaction_deferrable" => {}
+                "transaction_deferrable" => self.sql.set_deferrable(v == "true" || v == "1" || v == "on")?,
                 _ => {}
             }
         }
@@ -1903,4 +1923,13 @@ fn check_same_result_type(old: &PlannedQuery, new: &PlannedQuery) -> PgResult<()
     } else {
         Err(PgError::new(sqlstate::FEATURE_NOT_SUPPORTED, "cached plan must not change result type"))
     }
+}
+
+/// The text a panic carried (`panic!` with a literal or a format).
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_else(|| "unknown".into())
 }

@@ -200,13 +200,17 @@ pub struct PlannedQuery {
     /// once the statement holds its relation locks (DDL committed while it
     /// waited), the plan is stale and must be made again.
     pub catalog: std::sync::Weak<crate::catalog::DbCatalog>,
+    /// Tests only (feature `fault-injection`): the statement panics once it
+    /// has run to its end, to prove a panic fails one statement only.
+    #[cfg(feature = "fault-injection")]
+    pub panic_when_done: bool,
     _private: (),
 }
 
 impl PlannedQuery {
     pub fn new(plan: Plan, columns: Vec<OutputColumn>, subplans: usize) -> PlannedQuery {
         let has_modify = matches!(plan, Plan::Modify { .. });
-        PlannedQuery { plan, columns, subplans, has_modify, row_lock: false, pre_modify: Vec::new(), relations: Vec::new(), perms: Vec::new(), catalog: std::sync::Weak::new(), _private: () }
+        PlannedQuery { plan, columns, subplans, has_modify, row_lock: false, pre_modify: Vec::new(), relations: Vec::new(), perms: Vec::new(), catalog: std::sync::Weak::new(), #[cfg(feature = "fault-injection")] panic_when_done: false, _private: () }
     }
 }
 

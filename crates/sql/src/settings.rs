@@ -192,6 +192,8 @@ pub struct Settings {
     pub standard_conforming_strings: bool,
     pub work_mem_kb: u64,
     pub default_isolation_repeatable: bool,
+    pub default_serializable: bool,
+    pub default_deferrable: bool,
     pub default_read_only: bool,
     /// The open transaction's characteristics, which SHOW
     /// transaction_isolation / transaction_read_only report; None outside
@@ -230,6 +232,8 @@ impl Default for Settings {
             standard_conforming_strings: true,
             work_mem_kb: 4096,
             default_isolation_repeatable: false,
+            default_serializable: false,
+            default_deferrable: false,
             default_read_only: false,
             transaction_isolation: None,
             transaction_read_only: None,
@@ -569,6 +573,11 @@ impl Settings {
             }
             "default_transaction_isolation" => {
                 self.default_isolation_repeatable = canonical != "read committed" && canonical != "read uncommitted";
+                self.default_serializable = canonical == "serializable";
+                canonical
+            }
+            "default_transaction_deferrable" => {
+                self.default_deferrable = canonical == "on";
                 canonical
             }
             "default_transaction_read_only" => {

@@ -51,6 +51,8 @@ pub struct Engine {
     disk_full_watch: Mutex<DiskFullWatch>,
     /// Set by a clean shutdown so nothing starts writing afterwards.
     closed: AtomicBool,
+    /// SIREAD locks and rw-conflicts of SERIALIZABLE transactions.
+    predicate: Arc<crate::predicate::PredicateManager>,
     /// The database under the TransactionDB, for file ingestion (see `bulk`).
     base: Arc<BaseDb>,
     /// The options of relation data's column family, for building its SST files.
@@ -328,6 +330,7 @@ impl Engine {
             write_buffer,
             disk_full_watch: Mutex::new(DiskFullWatch::default()),
             closed: AtomicBool::new(false),
+            predicate: Arc::new(crate::predicate::PredicateManager::default()),
             base,
             sst_options: o.clone(),
         });
@@ -387,6 +390,11 @@ impl Engine {
 
     pub fn db(&self) -> &'static Db {
         self.db
+    }
+
+    /// The predicate lock manager of SERIALIZABLE transactions.
+    pub fn predicate(&self) -> &Arc<crate::predicate::PredicateManager> {
+        &self.predicate
     }
 
     pub fn begin(self: &Arc<Engine>, isolation: Isolation, sync_commit: bool) -> Txn {

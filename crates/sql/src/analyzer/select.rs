@@ -254,8 +254,10 @@ impl<'a> Analyzer<'a> {
                     PgError::syntax("subquery in FROM must have an alias")
                         .with_hint("For example, FROM (SELECT ...) [AS] foo.")
                 })?;
-                let sub = match rs.subquery.as_deref().and_then(|n| n.node.as_ref()) {
-                    Some(NodeEnum::SelectStmt(s)) => s.clone(),
+                // Borrowed, not cloned: a clone per level made nested
+                // subqueries quadratic in their depth.
+                let sub: &pb::SelectStmt = match rs.subquery.as_deref().and_then(|n| n.node.as_ref()) {
+                    Some(NodeEnum::SelectStmt(s)) => s,
                     _ => return Err(PgError::internal("subquery in FROM")),
                 };
                 // A non-LATERAL subquery cannot see its siblings in this FROM
@@ -269,7 +271,7 @@ impl<'a> Analyzer<'a> {
                         n
                     }).collect();
                 }
-                let q = self.analyze_select_stmt(&sub);
+                let q = self.analyze_select_stmt(sub);
                 self.level().namespace = saved;
                 let q = q?;
                 let rte = self.subquery_rte(q, alias, rs.lateral)?;
@@ -1162,8 +1164,8 @@ impl<'a> Analyzer<'a> {
             if cte.search_clause.is_some() || cte.cycle_clause.is_some() {
                 return Err(PgError::unsupported("SEARCH and CYCLE clauses"));
             }
-            let sel = match cte.ctequery.as_deref().and_then(|n| n.node.as_ref()) {
-                Some(NodeEnum::SelectStmt(s)) => s.clone(),
+            let sel: &pb::SelectStmt = match cte.ctequery.as_deref().and_then(|n| n.node.as_ref()) {
+                Some(NodeEnum::SelectStmt(s)) => s,
                 Some(dml @ (NodeEnum::InsertStmt(_) | NodeEnum::UpdateStmt(_) | NodeEnum::DeleteStmt(_))) => {
                     let built = self.transform_modifying_cte(cte, dml)?;
                     self.level().ctes.push(built);
@@ -1173,13 +1175,13 @@ impl<'a> Analyzer<'a> {
                 None => return Err(PgError::internal("CTE without query")),
             };
             let alias_cols: Vec<String> = cte.aliascolnames.iter().filter_map(node_string).map(str::to_string).collect();
-            let self_referencing = w.recursive && select_references(&sel, &cte.ctename);
+            let self_referencing = w.recursive && select_references(sel, &cte.ctename);
             if self_referencing {
-                let built = self.transform_recursive_cte(&cte.ctename, &sel, &alias_cols, cte.location)?;
+                let built = self.transform_recursive_cte(&cte.ctename, sel, &alias_cols, cte.location)?;
                 self.level().ctes.push(built);
                 continue;
             }
-            let q = self.analyze_select_stmt(&sel)?;
+            let q = self.analyze_select_stmt(sel)?;
             let mut names: Vec<String> = q.output().map(|t| t.name.clone()).collect();
             let types = q.output().map(|t| t.expr.ty()).collect();
             if alias_cols.len() > names.len() {

@@ -2055,6 +2055,9 @@ pub fn truncate(s: &mut SqlSession, stmt: &pb::TruncateStmt, sql: &str) -> PgRes
             // New, empty storage for the table and each index.
             let mut t = (**rel).clone();
             let old = t.storage_id;
+            // SSI: every row goes, a write a serializable reader of the
+            // table conflicts with (CheckTableForSerializableConflictIn).
+            d.txn()?.predicate_write_relation(old)?;
             t.storage_id = d.storage()?;
             d.s.note_drop(old);
             d.put(&t)?;

@@ -484,6 +484,7 @@ fn show_variable(s: &SqlSession, name: &str) -> PgResult<UtilityResult> {
             },
         ),
         "transaction_read_only" => ("transaction_read_only".to_string(), if s.read_only { "on" } else { "off" }.to_string()),
+        "transaction_deferrable" if s.in_transaction() => ("transaction_deferrable".to_string(), if s.deferrable { "on" } else { "off" }.to_string()),
         _ => {
             let label = crate::settings::lookup_def(name).map(|d| d.name.clone()).unwrap_or_else(|| name.to_string());
             (label, settings.show(name)?)

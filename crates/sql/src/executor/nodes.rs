@@ -203,6 +203,7 @@ impl ScanNode {
                 activity: if t.name == "pg_stat_activity" { cx.env.backend_activity() } else { Vec::new() },
                 prepared: if t.name == "pg_prepared_statements" { cx.env.prepared_statements() } else { Vec::new() },
                 cursors: if t.name == "pg_cursors" { cx.env.open_cursors() } else { Vec::new() },
+                predicate_locks: if t.name == "pg_locks" { cx.txn.engine().predicate().lock_status() } else { Vec::new() },
                 env: Some(cx.env),
             };
             let rows = t.rows(&scx)?;
