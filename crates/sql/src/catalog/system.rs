@@ -580,8 +580,17 @@ fn pg_stat_activity(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
             ("xact_start", ts(a.xact_start)),
             ("query_start", ts(a.query_start)),
             ("state_change", ts(a.state_change)),
-            ("wait_event_type", if a.state == "idle" { text("Client") } else { Datum::Null }),
-            ("wait_event", if a.state == "idle" { text("ClientRead") } else { Datum::Null }),
+            // Idle sessions (in a transaction or not) wait for their client.
+            ("wait_event_type", match (a.state.starts_with("idle"), a.wait_event) {
+                (true, _) => text("Client"),
+                (false, Some((kind, _))) => text(kind),
+                (false, None) => Datum::Null,
+            }),
+            ("wait_event", match (a.state.starts_with("idle"), a.wait_event) {
+                (true, _) => text("ClientRead"),
+                (false, Some((_, event))) => text(event),
+                (false, None) => Datum::Null,
+            }),
             ("state", text(a.state)),
             ("query", text(&a.query)),
             ("backend_type", text("client backend")),

@@ -1632,6 +1632,7 @@ pub fn drop_database(s: &mut SqlSession, stmt: &pb::DropdbStmt) -> PgResult<()> 
         }
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
         while !others.is_empty() && std::time::Instant::now() < deadline {
+            s.interrupt.check()?;
             std::thread::sleep(std::time::Duration::from_millis(20));
             others = s.cluster.other_sessions_on(&db.name, s.pid);
         }

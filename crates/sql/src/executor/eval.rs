@@ -261,8 +261,12 @@ fn scalar_array_op<'d>(
 ) -> PgResult<Datum> {
     let mut saw_null = false;
     let mut empty = true;
-    for el in elements {
+    for (n, el) in elements.enumerate() {
         empty = false;
+        // Per outer row, a pass over a whole array or subquery result.
+        if n % 4096 == 4095 {
+            cx.check()?;
+        }
         if left.is_null() || el.is_null() {
             saw_null = true;
             continue;

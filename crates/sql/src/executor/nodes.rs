@@ -15,7 +15,7 @@ use super::table::{TableAccess, SCAN_BATCH};
 use super::{build, ExecCx, Node, Row};
 use crate::catalog::Relation;
 use crate::expr::Expr;
-use crate::functions::ScalarFn;
+use crate::functions::{ScalarFn, SetIter};
 use crate::plan::{KeyRange, Plan, ScanMethod, SortKey};
 use crate::query::SetOpKind;
 
@@ -555,12 +555,15 @@ impl Node for ProjectNode {
 }
 
 /// Target lists with set-returning functions: each input row yields as
-/// many rows as its longest set; shorter sets are padded with NULLs.
+/// many rows as its longest set; shorter sets are padded with NULLs. The
+/// sets are read as the rows are asked for (a set may be endless:
+/// generate_series to infinity under a LIMIT).
 pub struct ProjectSetNode {
     input: Box<dyn Node>,
     exprs: Vec<Expr>,
     srfs: Vec<Expr>,
-    pending: std::vec::IntoIter<Row>,
+    /// The input row being expanded, with each set still running for it.
+    current: Option<(Row, Vec<Option<SetIter>>)>,
 }
 
 impl ProjectSetNode {
@@ -578,36 +581,46 @@ impl ProjectSetNode {
                 })
             })
             .collect();
-        ProjectSetNode { input, exprs, srfs, pending: Vec::new().into_iter() }
+        ProjectSetNode { input, exprs, srfs, current: None }
     }
 }
 
 impl Node for ProjectSetNode {
     fn next(&mut self, cx: &ExecCx) -> PgResult<Option<Row>> {
         loop {
-            if let Some(r) = self.pending.next() {
-                return Ok(Some(r));
+            if let Some((row, sets)) = self.current.as_mut() {
+                cx.check()?;
+                let mut ext = row.clone();
+                let mut more = false;
+                for set in sets.iter_mut() {
+                    let v = match set.as_mut().map(|s| s.next()) {
+                        Some(Some(v)) => {
+                            more = true;
+                            v?
+                        }
+                        Some(None) => {
+                            *set = None;
+                            Datum::Null
+                        }
+                        None => Datum::Null,
+                    };
+                    ext.push(v);
+                }
+                if more {
+                    let mut r = Vec::with_capacity(self.exprs.len());
+                    for e in &self.exprs {
+                        r.push(eval(e, &ext, cx)?);
+                    }
+                    return Ok(Some(r));
+                }
+                self.current = None;
             }
             let Some(row) = self.input.next(cx)? else { return Ok(None) };
-            let mut sets: Vec<Vec<Datum>> = Vec::with_capacity(self.srfs.len());
+            let mut sets = Vec::with_capacity(self.srfs.len());
             for s in &self.srfs {
-                let vals: PgResult<Vec<Datum>> = start_set_call(s, &row, cx)?.collect();
-                sets.push(vals?);
+                sets.push(Some(start_set_call(s, &row, cx)?));
             }
-            let n = sets.iter().map(|s| s.len()).max().unwrap_or(0);
-            let mut out = Vec::with_capacity(n);
-            for i in 0..n {
-                let mut ext = row.clone();
-                for s in &sets {
-                    ext.push(s.get(i).cloned().unwrap_or(Datum::Null));
-                }
-                let mut r = Vec::with_capacity(self.exprs.len());
-                for e in &self.exprs {
-                    r.push(eval(e, &ext, cx)?);
-                }
-                out.push(r);
-            }
-            self.pending = out.into_iter();
+            self.current = Some((row, sets));
         }
     }
 }

@@ -892,8 +892,12 @@ impl TableAccess {
     /// uniqueness verified by counting afterwards.
     pub fn build_index(&self, i: usize, cx: &ExecCx) -> PgResult<()> {
         let idx = &self.indexes[i];
+        // Index expressions can be costly: check every row, not every batch.
         if !cx.env.bulk_storage(idx.rel.storage_id) {
-            self.scan_all(cx, &mut |key, row| self.add_index_entry(i, &row, key, cx))?;
+            self.scan_all(cx, &mut |key, row| {
+                cx.check()?;
+                self.add_index_entry(i, &row, key, cx)
+            })?;
             if idx.deferrable {
                 self.verify_deferrable_unique(i, cx)?;
             }
@@ -902,6 +906,7 @@ impl TableAccess {
         let mut bulk = cx.txn.engine().bulk_writer();
         let mut expected = vec![0u64; self.indexes.len()];
         self.scan_all(cx, &mut |key, row| {
+            cx.check()?;
             if !self.applies(idx, &row, cx)? {
                 return Ok(());
             }
