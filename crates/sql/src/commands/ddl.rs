@@ -118,7 +118,7 @@ impl<'s> Ddl<'s> {
         self.s.db
     }
 
-    fn txn(&self) -> PgResult<&tusk_storage::Txn> {
+    pub(crate) fn txn(&self) -> PgResult<&tusk_storage::Txn> {
         self.s.txn()
     }
 
@@ -169,7 +169,7 @@ impl<'s> Ddl<'s> {
         store::put_relation(self.txn()?, self.db(), rel)
     }
 
-    fn put(&self, rel: &Relation) -> PgResult<()> {
+    pub(crate) fn put(&self, rel: &Relation) -> PgResult<()> {
         store::put_relation(self.txn()?, self.db(), rel)
     }
 
@@ -233,6 +233,7 @@ fn new_column(name: &str, ty: SqlType) -> Column {
         // The type's collation (pg_type.typcollation): 100 for text types
         // and their arrays, C (950) for name, 0 for types without one.
         collation: crate::catalog::builtins().type_info(ty.oid).map(|t| t.collation).unwrap_or(0),
+        settings: Default::default(),
     }
 }
 
@@ -252,6 +253,7 @@ fn new_relation(oid: Oid, name: &str, namespace: Oid, kind: RelKind, persistence
         sequence: None,
         options: Vec::new(),
         acl: None,
+        flags: Default::default(),
         indexes: Vec::new(),
     }
 }
@@ -558,6 +560,7 @@ fn column_from_def(d: &Ddl, cd: &pb::ColumnDef, idx: usize) -> PgResult<(Column,
     let _ = d;
     let mut c = new_column(&cd.colname, ty);
     c.not_null = cd.is_not_null;
+    super::table_settings::column_def_settings(cd, &mut c)?;
     if let Some(coll) = &cd.coll_clause {
         let name = coll.collname.iter().filter_map(ident).collect::<Vec<_>>().join(".");
         let at = crate::analyzer::pos(coll.location);
@@ -729,6 +732,8 @@ fn add_constraint(
                 nulls_not_distinct: con.nulls_not_distinct,
                 method: "btree".into(),
                 deferrable: con.deferrable,
+                cluster_on: false,
+                replica_identity: false,
             });
             rel.constraints.push(Constraint {
                 oid: d.oid()?,
@@ -1298,6 +1303,8 @@ pub fn create_index(s: &mut SqlSession, stmt: &pb::IndexStmt, sql: &str) -> PgRe
             nulls_not_distinct: stmt.nulls_not_distinct,
             method: method.to_string(),
             deferrable: false,
+            cluster_on: false,
+            replica_identity: false,
         });
         d.create_relation(&idx)?;
         build_index(&d, &rel, idx_oid)?;
@@ -2760,6 +2767,7 @@ fn alter_table_cmd(d: &Ddl, rel: &Arc<Relation>, c: &pb::AlterTableCmd, objtype:
         // ALTER COLUMN TYPE
         30 => return alter_column_type(d, rel, c),
         x if x == pb::AlterTableType::AtChangeOwner as i32 => return change_owner(d, rel, c),
+        x if super::table_settings::handles(x) => return super::table_settings::alter(d, rel, c),
         // SET (options), SET LOGGED/UNLOGGED: accepted as no-ops.
         40 | 41 | 42 | 35 | 36 => {}
         // ADD/SET/DROP IDENTITY
