@@ -425,9 +425,11 @@ pub struct TableFlags {
 
 impl Relation {
     /// pg_class.relreplident as PostgreSQL shows it: 'd' for a table
-    /// nobody changed, 'n' for relations without rows of their own.
+    /// nobody changed, 'n' for relations without rows of their own and
+    /// for the system catalogs (heap_create_with_catalog).
     pub fn replica_identity(&self) -> char {
         match self.kind {
+            RelKind::Table if self.namespace == PG_CATALOG_NAMESPACE => 'n',
             RelKind::Table => self.flags.replica_identity.unwrap_or('d'),
             _ => 'n',
         }

@@ -2679,13 +2679,22 @@ fn alter_table_cmd(d: &Ddl, rel: &Arc<Relation>, c: &pb::AlterTableCmd, objtype:
         6 => {
             let i = column_index(&t, &c.name)?;
             let attnum = i as i16 + 1;
-            if t.primary_key().map(|pk| pk.columns.contains(&attnum)).unwrap_or(false) {
-                return Err(PgError::new(sqlstate::INVALID_TABLE_DEFINITION, format!("column \"{}\" is in a primary key", c.name)));
-            }
             if t.columns[i].identity != ' ' {
                 return Err(PgError::new(
                     sqlstate::SYNTAX_ERROR,
                     format!("column \"{}\" of relation \"{}\" is an identity column", c.name, rel.name),
+                ));
+            }
+            if t.primary_key().map(|pk| pk.columns.contains(&attnum)).unwrap_or(false) {
+                return Err(PgError::new(sqlstate::INVALID_TABLE_DEFINITION, format!("column \"{}\" is in a primary key", c.name)));
+            }
+            let in_replica_identity = d.catalog.indexes_of(rel).filter_map(|ix| ix.index.as_ref()).any(|info| {
+                info.replica_identity && info.keys.iter().any(|k| k.attnum == attnum)
+            });
+            if in_replica_identity {
+                return Err(PgError::new(
+                    sqlstate::INVALID_TABLE_DEFINITION,
+                    format!("column \"{}\" is in index used as replica identity", c.name),
                 ));
             }
             t.columns[i].not_null = false;
@@ -2966,6 +2975,16 @@ fn decluster(d: &Ddl, rel: &Arc<Relation>) -> PgResult<()> {
 fn reload_rows(d: &Ddl, old: &Arc<Relation>, new: &Relation) -> PgResult<Option<usize>> {
     let cat = Arc::new(store::load_database(d.txn()?, d.db())?);
     let new_rel = cat.relation(new.oid).ok_or_else(|| PgError::internal("table vanished"))?.clone();
+    // ADD COLUMN ... PRIMARY KEY rewrites the table in the statement that
+    // adds the column: the old rows are read with the new column list, the
+    // added column taking its `missing` value, as later reads would.
+    let old = if new.columns.len() > old.columns.len() {
+        let mut widened = (**old).clone();
+        widened.columns = new.columns.clone();
+        Arc::new(widened)
+    } else {
+        old.clone()
+    };
     d.s.with_exec(&cat, |cx| {
         let mut compile = crate::executor::nodes_compile(cx);
         let from = TableAccess::new(old.clone(), &d.catalog, &mut compile)?;
