@@ -188,6 +188,22 @@ pub struct Column {
     /// Value for rows written before this column was added (encoded row of one datum).
     pub missing: Option<Vec<u8>>,
     pub collation: Oid,
+    /// What ALTER COLUMN SET STATISTICS / STORAGE / COMPRESSION chose.
+    #[serde(default)]
+    pub settings: ColumnSettings,
+}
+
+/// A column's pg_attribute settings that change how it is analyzed and
+/// stored, never what it holds: Tusk records them for the catalogs (and
+/// psql's `\d+`), its storage engine has no TOAST to apply them to.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ColumnSettings {
+    /// attstattarget; None = -1, the default_statistics_target.
+    pub stat_target: Option<i32>,
+    /// attstorage ('p', 'e', 'm', 'x'); None = the type's typstorage.
+    pub storage: Option<char>,
+    /// attcompression ('p' pglz, 'l' lz4); None = '\0', default_toast_compression.
+    pub compression: Option<char>,
 }
 
 impl Column {
@@ -316,6 +332,13 @@ pub struct IndexInfo {
     /// duplicates can exist until the check (see `executor::table`).
     #[serde(default)]
     pub deferrable: bool,
+    /// pg_index.indisclustered: the index ALTER TABLE ... CLUSTER ON named
+    /// (a mark for a later CLUSTER; not `clustered` above).
+    #[serde(default)]
+    pub cluster_on: bool,
+    /// pg_index.indisreplident: REPLICA IDENTITY USING INDEX names it.
+    #[serde(default)]
+    pub replica_identity: bool,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -376,6 +399,9 @@ pub struct Relation {
     /// pg_class.relacl; None = the default privileges.
     #[serde(default)]
     pub acl: Option<Vec<acl::AclItem>>,
+    /// Table flags ALTER TABLE sets that no query reads yet.
+    #[serde(default)]
+    pub flags: TableFlags,
     /// Indexes on this table; derived when the catalog is loaded, not stored.
     #[serde(skip)]
     pub indexes: Vec<Oid>,
@@ -397,6 +423,32 @@ impl Relation {
 
     pub fn primary_key(&self) -> Option<&Constraint> {
         self.constraints.iter().find(|c| c.kind == ConstraintKind::PrimaryKey)
+    }
+}
+
+/// pg_class columns that ALTER TABLE sets: REPLICA IDENTITY, ROW LEVEL
+/// SECURITY (the flags; policies are not built) and OF type.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TableFlags {
+    /// relreplident: 'n' nothing, 'f' full, 'i' index; None = 'd' (the
+    /// primary key), a table's default.
+    pub replica_identity: Option<char>,
+    /// relrowsecurity
+    pub row_security: bool,
+    /// relforcerowsecurity
+    pub force_row_security: bool,
+}
+
+impl Relation {
+    /// pg_class.relreplident as PostgreSQL shows it: 'd' for a table
+    /// nobody changed, 'n' for relations without rows of their own and
+    /// for the system catalogs (heap_create_with_catalog).
+    pub fn replica_identity(&self) -> char {
+        match self.kind {
+            RelKind::Table if self.namespace == PG_CATALOG_NAMESPACE => 'n',
+            RelKind::Table => self.flags.replica_identity.unwrap_or('d'),
+            _ => 'n',
+        }
     }
 }
 

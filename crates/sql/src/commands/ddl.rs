@@ -119,7 +119,7 @@ impl<'s> Ddl<'s> {
         self.s.db
     }
 
-    fn txn(&self) -> PgResult<&tusk_storage::Txn> {
+    pub(crate) fn txn(&self) -> PgResult<&tusk_storage::Txn> {
         self.s.txn()
     }
 
@@ -170,7 +170,7 @@ impl<'s> Ddl<'s> {
         store::put_relation(self.txn()?, self.db(), rel)
     }
 
-    fn put(&self, rel: &Relation) -> PgResult<()> {
+    pub(crate) fn put(&self, rel: &Relation) -> PgResult<()> {
         store::put_relation(self.txn()?, self.db(), rel)
     }
 
@@ -234,6 +234,7 @@ fn new_column(name: &str, ty: SqlType) -> Column {
         // The type's collation (pg_type.typcollation): 100 for text types
         // and their arrays, C (950) for name, 0 for types without one.
         collation: crate::catalog::builtins().type_info(ty.oid).map(|t| t.collation).unwrap_or(0),
+        settings: Default::default(),
     }
 }
 
@@ -253,6 +254,7 @@ fn new_relation(oid: Oid, name: &str, namespace: Oid, kind: RelKind, persistence
         sequence: None,
         options: Vec::new(),
         acl: None,
+        flags: Default::default(),
         indexes: Vec::new(),
     }
 }
@@ -569,6 +571,7 @@ fn column_from_def(d: &Ddl, cd: &pb::ColumnDef, idx: usize) -> PgResult<(Column,
     let _ = d;
     let mut c = new_column(&cd.colname, ty);
     c.not_null = cd.is_not_null;
+    super::table_settings::column_def_settings(cd, &mut c)?;
     if let Some(coll) = &cd.coll_clause {
         let name = coll.collname.iter().filter_map(ident).collect::<Vec<_>>().join(".");
         let at = crate::analyzer::pos(coll.location);
@@ -740,6 +743,8 @@ fn add_constraint(
                 nulls_not_distinct: con.nulls_not_distinct,
                 method: "btree".into(),
                 deferrable: con.deferrable,
+                cluster_on: false,
+                replica_identity: false,
             });
             rel.constraints.push(Constraint {
                 oid: d.oid()?,
@@ -1309,6 +1314,8 @@ pub fn create_index(s: &mut SqlSession, stmt: &pb::IndexStmt, sql: &str) -> PgRe
             nulls_not_distinct: stmt.nulls_not_distinct,
             method: method.to_string(),
             deferrable: false,
+            cluster_on: false,
+            replica_identity: false,
         });
         d.create_relation(&idx)?;
         build_index(&d, &rel, idx_oid)?;
@@ -2442,13 +2449,22 @@ fn alter_table_cmd(d: &Ddl, rel: &Arc<Relation>, c: &pb::AlterTableCmd, objtype:
         6 => {
             let i = column_index(&t, &c.name)?;
             let attnum = i as i16 + 1;
-            if t.primary_key().map(|pk| pk.columns.contains(&attnum)).unwrap_or(false) {
-                return Err(PgError::new(sqlstate::INVALID_TABLE_DEFINITION, format!("column \"{}\" is in a primary key", c.name)));
-            }
             if t.columns[i].identity != ' ' {
                 return Err(PgError::new(
                     sqlstate::SYNTAX_ERROR,
                     format!("column \"{}\" of relation \"{}\" is an identity column", c.name, rel.name),
+                ));
+            }
+            if t.primary_key().map(|pk| pk.columns.contains(&attnum)).unwrap_or(false) {
+                return Err(PgError::new(sqlstate::INVALID_TABLE_DEFINITION, format!("column \"{}\" is in a primary key", c.name)));
+            }
+            let in_replica_identity = d.catalog.indexes_of(rel).filter_map(|ix| ix.index.as_ref()).any(|info| {
+                info.replica_identity && info.keys.iter().any(|k| k.attnum == attnum)
+            });
+            if in_replica_identity {
+                return Err(PgError::new(
+                    sqlstate::INVALID_TABLE_DEFINITION,
+                    format!("column \"{}\" is in index used as replica identity", c.name),
                 ));
             }
             t.columns[i].not_null = false;
@@ -2506,6 +2522,7 @@ fn alter_table_cmd(d: &Ddl, rel: &Arc<Relation>, c: &pb::AlterTableCmd, objtype:
         // ALTER COLUMN TYPE
         30 => return alter_column_type(d, rel, c),
         x if x == pb::AlterTableType::AtChangeOwner as i32 => return change_owner(d, rel, c),
+        x if super::table_settings::handles(x) => return super::table_settings::alter(d, rel, c),
         // SET (options), SET LOGGED/UNLOGGED: accepted as no-ops.
         40 | 41 | 42 | 35 | 36 => {}
         // ADD/SET/DROP IDENTITY
@@ -2700,6 +2717,16 @@ pub(crate) fn decluster(d: &Ddl, rel: &Arc<Relation>) -> PgResult<()> {
 fn reload_rows(d: &Ddl, old: &Arc<Relation>, new: &Relation) -> PgResult<Option<usize>> {
     let cat = Arc::new(store::load_database(d.txn()?, d.db())?);
     let new_rel = cat.relation(new.oid).ok_or_else(|| PgError::internal("table vanished"))?.clone();
+    // ADD COLUMN ... PRIMARY KEY rewrites the table in the statement that
+    // adds the column: the old rows are read with the new column list, the
+    // added column taking its `missing` value, as later reads would.
+    let old = if new.columns.len() > old.columns.len() {
+        let mut widened = (**old).clone();
+        widened.columns = new.columns.clone();
+        Arc::new(widened)
+    } else {
+        old.clone()
+    };
     d.s.with_exec(&cat, |cx| {
         let mut compile = crate::executor::nodes_compile(cx);
         let from = TableAccess::new(old.clone(), &d.catalog, &mut compile)?;

@@ -14,6 +14,8 @@ pub mod naming;
 pub mod owned;
 pub mod role;
 pub mod sequence;
+pub mod table_like;
+pub mod table_settings;
 
 use pg_query::protobuf::{self as pb, Node};
 use pg_query::NodeEnum;
@@ -91,7 +93,7 @@ pub(crate) fn execute_ddl_node(s: &mut SqlSession, node: &NodeEnum, sql: &str) -
     }
     match node {
         NodeEnum::CreateStmt(c) => {
-            ddl::create_table(s, c, sql)?;
+            table_like::create_table(s, c, sql)?;
             UtilityResult::tag("CREATE TABLE")
         }
         NodeEnum::CreateTableAsStmt(c) => match create_as::create_table_as(s, c, sql)? {
