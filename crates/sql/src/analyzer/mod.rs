@@ -345,6 +345,7 @@ impl<'a> Analyzer<'a> {
             col_names,
             col_types,
             lateral: false,
+            inh: false,
         })
     }
 

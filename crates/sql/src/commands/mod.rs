@@ -9,6 +9,7 @@ pub mod cursor;
 pub mod ddl;
 pub mod explain;
 pub mod grant;
+pub mod inherit;
 pub mod naming;
 pub mod role;
 pub mod sequence;
