@@ -96,6 +96,10 @@ fn run_deleter(engine: Arc<Engine>, ids: std::sync::mpsc::Receiver<Vec<u32>>) {
                         Ok(()) => unreclaimed.extend(engine.deletion_point().map(|at| (id, at))),
                         Err(e) => log::warn!("could not delete data of dropped relation (storage {id}): {e}"),
                     }
+                    // Its hidden row ids will never be handed out again.
+                    if let Err(e) = engine.drop_counter(&crate::executor::table::row_id_counter(id)) {
+                        log::warn!("could not drop the row id counter of dropped relation (storage {id}): {e}");
+                    }
                 }
             }
             Err(RecvTimeoutError::Timeout) => {}

@@ -269,6 +269,9 @@ impl<'a> Analyzer<'a> {
     pub(crate) fn column_expr(&self, levels_up: usize, rte: usize, col: usize) -> Expr {
         let level = &self.levels[self.levels.len() - 1 - levels_up];
         let entry = &level.rtable[rte];
+        if let Some(sc) = SystemColumn::of_var_col(col) {
+            return Expr::Var(Var { rte, col, levels_up: levels_up as u32, ty: sc.ty() });
+        }
         if let RteKind::Join { columns, .. } = &entry.kind {
             return shift_levels(columns[col].clone(), levels_up as u32);
         }
@@ -284,7 +287,10 @@ impl<'a> Analyzer<'a> {
                     continue;
                 }
                 let rte = &level.rtable[item.rte];
-                let matches: Vec<usize> = rte.col_names.iter().enumerate().filter(|(_, n)| *n == col).map(|(i, _)| i).collect();
+                let mut matches: Vec<usize> = rte.col_names.iter().enumerate().filter(|(_, n)| *n == col).map(|(i, _)| i).collect();
+                if matches.is_empty() {
+                    matches.extend(system_column_of(rte, col).map(SystemColumn::var_col));
+                }
                 if matches.len() > 1 {
                     return Err(ambiguous(col, location));
                 }
@@ -340,7 +346,7 @@ impl<'a> Analyzer<'a> {
             Some((up, rte)) => {
                 let level = &self.levels[self.levels.len() - 1 - up];
                 let entry = &level.rtable[rte];
-                match entry.col_names.iter().position(|n| n == col) {
+                match entry.col_names.iter().position(|n| n == col).or_else(|| system_column_of(entry, col).map(SystemColumn::var_col)) {
                     Some(i) => Ok(self.column_expr(up, rte, i)),
                     None => {
                         // `rel.func` style composite access is not supported; report the column.
@@ -1747,4 +1753,14 @@ fn figure_colname_inner(n: &Node) -> Option<(String, u8)> {
 /// `case`, ...), else "expr".
 pub fn figure_index_colname(n: &Node) -> String {
     figure_colname_inner(n).map(|(s, _)| s).unwrap_or_else(|| "expr".to_string())
+}
+
+/// The system column `name` of a range table entry: tables (and
+/// sequences) have them, as PostgreSQL's relations do; views, subqueries,
+/// functions and joins do not.
+fn system_column_of(rte: &crate::query::RangeTblEntry, name: &str) -> Option<SystemColumn> {
+    match rte.kind {
+        RteKind::Relation(_) => SystemColumn::by_name(name),
+        _ => None,
+    }
 }

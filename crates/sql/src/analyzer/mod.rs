@@ -354,6 +354,7 @@ impl<'a> Analyzer<'a> {
             col_names,
             col_types,
             lateral: false,
+            inh: false,
         })
     }
 

@@ -345,7 +345,11 @@ impl<'a> Analyzer<'a> {
                 rte.has_alias = rv.alias.is_some();
                 Ok(rte)
             }
-            RelKind::Table | RelKind::Sequence => self.relation_rte(rel, rv.alias.as_ref()),
+            RelKind::Table | RelKind::Sequence => {
+                let mut rte = self.relation_rte(rel, rv.alias.as_ref())?;
+                rte.inh = rv.inh;
+                Ok(rte)
+            }
             RelKind::Index => Err(PgError::new(sqlstate::WRONG_OBJECT_TYPE, format!("\"{}\" is an index", rel.name))
                 .with_position(pos(rv.location))),
         }
@@ -363,6 +367,7 @@ impl<'a> Analyzer<'a> {
                         col_names: apply_alias_cols(names.clone(), alias),
                         col_types: types.clone(),
                         lateral: false,
+                        inh: false,
                     };
                     return Ok(Some(rte));
                 }
@@ -391,6 +396,7 @@ impl<'a> Analyzer<'a> {
                     col_names: apply_alias_cols(cte.col_names.clone(), alias),
                     col_types: cte.col_types.clone(),
                     lateral: false,
+                    inh: false,
                 };
                 return Ok(Some(rte));
             }
@@ -424,6 +430,7 @@ impl<'a> Analyzer<'a> {
             col_names,
             col_types,
             lateral,
+            inh: false,
         })
     }
 
@@ -485,6 +492,7 @@ impl<'a> Analyzer<'a> {
             col_names: names,
             col_types: types,
             lateral: true,
+            inh: false,
         })
     }
 
@@ -612,6 +620,7 @@ impl<'a> Analyzer<'a> {
             col_names: names,
             col_types: types,
             lateral: false,
+            inh: false,
         };
         let jidx = self.add_rte(rte);
         let item = FromItem::Join { kind, left: Box::new(left), right: Box::new(right), quals: on, rte: jidx };
@@ -907,7 +916,7 @@ impl<'a> Analyzer<'a> {
                     sqlstate::GROUPING_ERROR,
                     format!(
                         "column \"{}{}\" must appear in the GROUP BY clause or be used in an aggregate function",
-                        table, rte.col_names[v.col]
+                        table, rte.column_name(v.col)
                     ),
                 ))
             }
@@ -939,7 +948,7 @@ impl<'a> Analyzer<'a> {
             sqlstate::GROUPING_ERROR,
             format!(
                 "subquery uses ungrouped column \"{}.{}\" from outer query",
-                rte.alias, rte.col_names[v.col]
+                rte.alias, rte.column_name(v.col)
             ),
         ))
     }
@@ -992,6 +1001,7 @@ impl<'a> Analyzer<'a> {
             col_names: names.clone(),
             col_types: col_types.clone(),
             lateral: false,
+            inh: false,
         };
         let idx = self.add_rte(rte);
         self.level().namespace.push(NsItem { rte: idx, rel_visible: true, cols_visible: true, lateral_only: false });

@@ -224,6 +224,10 @@ fn relation_dependencies(cat: &DbCatalog, rel: &Relation, out: &mut Vec<Dependen
     }
     match rel.kind {
         RelKind::Table => {
+            // StoreCatalogInheritance: a child depends on each parent.
+            for &parent in &rel.inherits {
+                push(me, ObjectAddress::relation(parent), DepType::Normal);
+            }
             for (attnum, col) in rel.live_columns() {
                 let Some(text) = col.stored_default() else { continue };
                 let def = ObjectAddress::new(PG_ATTRDEF, attrdef_oid(rel.oid, attnum), 0);

@@ -191,6 +191,17 @@ pub struct Column {
     /// What ALTER COLUMN SET STATISTICS / STORAGE / COMPRESSION chose.
     #[serde(default)]
     pub settings: ColumnSettings,
+    /// pg_attribute.attinhcount: how many parents the column comes from.
+    #[serde(default)]
+    pub inhcount: i32,
+    /// pg_attribute.attislocal: the table defines the column itself (not
+    /// only through inheritance).
+    #[serde(default = "yes")]
+    pub is_local: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// A column's pg_attribute settings that change how it is analyzed and
@@ -294,6 +305,12 @@ pub struct Constraint {
     pub validated: bool,
     /// CHECK constraints marked NO INHERIT.
     pub no_inherit: bool,
+    /// pg_constraint.coninhcount: how many parents the constraint comes from.
+    #[serde(default)]
+    pub inhcount: i32,
+    /// pg_constraint.conislocal: the table defines the constraint itself.
+    #[serde(default = "yes")]
+    pub is_local: bool,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -405,6 +422,14 @@ pub struct Relation {
     /// Indexes on this table; derived when the catalog is loaded, not stored.
     #[serde(skip)]
     pub indexes: Vec<Oid>,
+    /// The tables this one inherits from, in pg_inherits.inhseqno order.
+    #[serde(default)]
+    pub inherits: Vec<Oid>,
+    /// The tables inheriting directly from this one, by OID (as
+    /// find_inheritance_children orders them); derived when the catalog
+    /// is loaded, not stored.
+    #[serde(skip)]
+    pub children: Vec<Oid>,
 }
 
 impl Relation {
@@ -592,6 +617,25 @@ impl DbCatalog {
         table.indexes.iter().filter_map(move |oid| self.relations.get(oid))
     }
 
+    /// find_all_inheritors: `table` and every table inheriting from it,
+    /// directly or not, each once, parents before their children (breadth
+    /// first, children by OID), as PostgreSQL expands an inherited scan.
+    pub fn inheritance_tree(&self, table: Oid) -> Vec<Oid> {
+        let mut out = vec![table];
+        let mut i = 0;
+        while i < out.len() {
+            if let Some(r) = self.relations.get(&out[i]) {
+                for c in &r.children {
+                    if !out.contains(c) {
+                        out.push(*c);
+                    }
+                }
+            }
+            i += 1;
+        }
+        out
+    }
+
     /// Foreign keys (constraint, owning table) that reference `table`.
     pub fn referencing_fks(&self, table: Oid) -> Vec<(Arc<Relation>, Constraint)> {
         let mut out = Vec::new();
@@ -624,6 +668,13 @@ impl DbCatalog {
         for (table, index) in index_of {
             if let Some(t) = rels.get_mut(&table) {
                 t.indexes.push(index);
+            }
+        }
+        let mut child_of: Vec<(Oid, Oid)> = rels.values().flat_map(|r| r.inherits.iter().map(move |p| (*p, r.oid))).collect();
+        child_of.sort();
+        for (parent, child) in child_of {
+            if let Some(p) = rels.get_mut(&parent) {
+                p.children.push(child);
             }
         }
         for (oid, rel) in rels {

@@ -101,6 +101,8 @@ fn registry() -> &'static Registry {
                         missing: None,
                         collation: 0,
                         settings: Default::default(),
+                        inhcount: 0,
+                        is_local: true,
                     })
                     .collect(),
                 storage_id: 0,
@@ -112,6 +114,8 @@ fn registry() -> &'static Registry {
                 acl: Some(system_table_acl(&name)),
                 flags: Default::default(),
                 indexes: Vec::new(),
+                inherits: Vec::new(),
+                children: Vec::new(),
             });
             tables.push(SystemTable { name, namespace, oid, relkind, columns, generator, relation });
         }
@@ -305,6 +309,7 @@ fn generators() -> Vec<(&'static str, Generator)> {
         ("pg_sequence", pg_sequence),
         ("pg_index", pg_index),
         ("pg_constraint", pg_constraint),
+        ("pg_inherits", pg_inherits),
         ("pg_attrdef", pg_attrdef),
         ("pg_description", pg_description),
         ("pg_depend", pg_depend),
@@ -392,7 +397,7 @@ fn class_row(cx: &SysCx, r: &Relation, relkind: char, referenced: &std::collecti
         ("relchecks", Datum::Int2(checks)),
         ("relhasrules", b(false)),
         ("relhastriggers", b(has_fk_triggers(r, referenced))),
-        ("relhassubclass", b(false)),
+        ("relhassubclass", b(!r.children.is_empty())),
         ("relrowsecurity", b(r.flags.row_security)),
         ("relforcerowsecurity", b(r.flags.force_row_security)),
         ("relispopulated", b(true)),
@@ -429,7 +434,7 @@ fn pg_class(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
     Ok(())
 }
 
-fn attribute_rows(r: &Relation, out: &mut Vec<SysRow>) {
+fn attribute_rows(r: &Relation, relkind: char, out: &mut Vec<SysRow>) {
     for (i, c) in r.columns.iter().enumerate() {
         let t = builtins().type_info(c.type_oid);
         out.push(vec![
@@ -452,19 +457,60 @@ fn attribute_rows(r: &Relation, out: &mut Vec<SysRow>) {
             ("attidentity", ch(if c.identity == ' ' { '\0' } else { c.identity })),
             ("attgenerated", ch('\0')),
             ("attisdropped", b(c.dropped)),
-            ("attislocal", b(true)),
-            ("attinhcount", Datum::Int4(0)),
+            ("attislocal", b(c.is_local)),
+            ("attinhcount", Datum::Int4(c.inhcount)),
             ("attcollation", oidv(c.collation)),
         ]);
     }
+    // Tables and sequences have PostgreSQL's system columns too.
+    if matches!(relkind, 'r' | 'S') {
+        for sc in crate::expr::SystemColumn::ALL {
+            let ty = sc.ty().oid;
+            let t = builtins().type_info(ty);
+            out.push(vec![
+                ("attrelid", oidv(r.oid)),
+                ("attname", name(sc.name())),
+                ("atttypid", oidv(ty)),
+                ("attstattarget", Datum::Int4(0)),
+                ("attlen", Datum::Int2(t.map(|t| t.len).unwrap_or(4))),
+                ("attnum", Datum::Int2(sc.attnum())),
+                ("attndims", Datum::Int4(0)),
+                ("attcacheoff", Datum::Int4(-1)),
+                ("atttypmod", Datum::Int4(-1)),
+                ("attbyval", b(t.map(|t| t.byval).unwrap_or(true))),
+                ("attalign", ch(t.map(|t| t.align).unwrap_or('i'))),
+                ("attstorage", ch('p')),
+                ("attcompression", ch('\0')),
+                ("attnotnull", b(true)),
+                ("atthasdef", b(false)),
+                ("atthasmissing", b(false)),
+                ("attidentity", ch('\0')),
+                ("attgenerated", ch('\0')),
+                ("attisdropped", b(false)),
+                ("attislocal", b(true)),
+                ("attinhcount", Datum::Int4(0)),
+                ("attcollation", oidv(0)),
+            ]);
+        }
+    }
+}
+
+/// pg_inherits: one row per (table, parent it inherits from).
+fn pg_inherits(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
+    for r in user_relations(cx) {
+        for (i, parent) in r.inherits.iter().enumerate() {
+            out.push(vec![("inhrelid", oidv(r.oid)), ("inhparent", oidv(*parent)), ("inhseqno", Datum::Int4(i as i32 + 1)), ("inhdetachpending", b(false))]);
+        }
+    }
+    Ok(())
 }
 
 fn pg_attribute(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
     for t in all() {
-        attribute_rows(&t.relation, out);
+        attribute_rows(&t.relation, t.relkind, out);
     }
     for r in user_relations(cx) {
-        attribute_rows(r, out);
+        attribute_rows(r, relkind_of(r), out);
     }
     Ok(())
 }
@@ -920,8 +966,8 @@ fn pg_constraint(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
                 ("confupdtype", ch(fk.map(|f| f.on_update.code()).unwrap_or(' '))),
                 ("confdeltype", ch(fk.map(|f| f.on_delete.code()).unwrap_or(' '))),
                 ("confmatchtype", ch(fk.map(|f| f.match_type).unwrap_or(' '))),
-                ("conislocal", b(true)),
-                ("coninhcount", Datum::Int4(0)),
+                ("conislocal", b(c.is_local)),
+                ("coninhcount", Datum::Int4(c.inhcount)),
                 ("connoinherit", b(c.no_inherit)),
                 ("conkey", if c.columns.is_empty() { Datum::Null } else { int2_array(&c.columns) }),
                 ("confkey", fk.map(|f| int2_array(&f.ref_columns)).unwrap_or(Datum::Null)),

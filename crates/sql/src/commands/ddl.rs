@@ -115,7 +115,7 @@ impl<'s> Ddl<'s> {
         Ok(Ddl { s, catalog: s.catalog()?, sql })
     }
 
-    fn db(&self) -> Oid {
+    pub(crate) fn db(&self) -> Oid {
         self.s.db
     }
 
@@ -123,7 +123,7 @@ impl<'s> Ddl<'s> {
         self.s.txn()
     }
 
-    fn oid(&self) -> PgResult<Oid> {
+    pub(crate) fn oid(&self) -> PgResult<Oid> {
         new_oid(&self.s.cluster.engine)
     }
 
@@ -190,7 +190,7 @@ impl<'s> Ddl<'s> {
         Ok(nsp)
     }
 
-    fn lookup(&self, rv: &pb::RangeVar) -> PgResult<Arc<Relation>> {
+    pub(crate) fn lookup(&self, rv: &pb::RangeVar) -> PgResult<Arc<Relation>> {
         let settings = self.s.settings.borrow();
         let a = self.analyzer(&settings);
         a.range_var_relation(rv)
@@ -235,6 +235,8 @@ fn new_column(name: &str, ty: SqlType) -> Column {
         // and their arrays, C (950) for name, 0 for types without one.
         collation: crate::catalog::builtins().type_info(ty.oid).map(|t| t.collation).unwrap_or(0),
         settings: Default::default(),
+        inhcount: 0,
+        is_local: true,
     }
 }
 
@@ -256,6 +258,8 @@ fn new_relation(oid: Oid, name: &str, namespace: Oid, kind: RelKind, persistence
         acl: None,
         flags: Default::default(),
         indexes: Vec::new(),
+        inherits: Vec::new(),
+        children: Vec::new(),
     }
 }
 
@@ -328,9 +332,6 @@ pub(crate) fn table_name_taken(s: &mut SqlSession, rv: &pb::RangeVar, sql: &str)
 pub fn create_table(s: &mut SqlSession, stmt: &pb::CreateStmt, sql: &str) -> PgResult<()> {
     let rv = stmt.relation.as_ref().ok_or_else(|| PgError::internal("CREATE TABLE without name"))?;
     let temp = rv.relpersistence == "t";
-    if !stmt.inh_relations.is_empty() {
-        return Err(PgError::unsupported("table inheritance (INHERITS)"));
-    }
     if stmt.partspec.is_some() || stmt.partbound.is_some() {
         return Err(PgError::unsupported("declarative partitioning"));
     }
@@ -371,15 +372,24 @@ pub fn create_table(s: &mut SqlSession, stmt: &pb::CreateStmt, sql: &str) -> PgR
         let mut table_constraints: Vec<pb::Constraint> = Vec::new();
         let mut serials: Vec<SerialSpec> = Vec::new();
         let mut raw_defaults: Vec<(usize, Node)> = Vec::new();
+        // INHERITS: the parents' columns and CHECK constraints come first.
+        let parents = super::inherit::resolve_parents(&d, stmt, rel.persistence)?;
+        let inherited = super::inherit::inherit_columns(&d, &parents, &mut rel)?;
+        let mut local_names: Vec<&str> = Vec::new();
         for elt in &stmt.table_elts {
             match &elt.node {
                 Some(NodeEnum::ColumnDef(cd)) => {
-                    if rel.columns.iter().any(|c| c.name == cd.colname) {
+                    if local_names.contains(&cd.colname.as_str()) {
                         return Err(PgError::new(sqlstate::DUPLICATE_COLUMN, format!("column \"{}\" specified more than once", cd.colname)));
                     }
-                    let idx = rel.columns.len();
+                    local_names.push(&cd.colname);
+                    let merged = rel.columns[..inherited.count].iter().position(|c| c.name == cd.colname);
+                    let idx = merged.unwrap_or(rel.columns.len());
                     let (col, serial) = column_from_def(&d, cd, idx)?;
-                    rel.columns.push(col);
+                    match merged {
+                        Some(i) => super::inherit::merge_local_column(&d, &mut rel.columns[i], &col, i + 1 != local_names.len())?,
+                        None => rel.columns.push(col),
+                    }
                     if let Some(sp) = serial {
                         serials.push(sp);
                     }
@@ -496,6 +506,12 @@ pub fn create_table(s: &mut SqlSession, stmt: &pb::CreateStmt, sql: &str) -> PgR
             check_default(&d, &rel, *idx, &text)?;
             rel.columns[*idx].default = Some(text);
         }
+        let overridden: Vec<usize> = raw_defaults.iter().map(|(i, _)| *i).collect();
+        super::inherit::check_conflicting_defaults(&rel, &inherited, &overridden)?;
+        rel.inherits = parents.iter().map(|p| p.oid).collect();
+        for p in &parents {
+            d.lock_relation(p.oid)?;
+        }
         // Table constraints, PRIMARY KEY first so the table is clustered on it.
         table_constraints.sort_by_key(|c| if c.contype == 7 { 0 } else { 1 });
         let mut new_indexes: Vec<Relation> = Vec::new();
@@ -539,6 +555,9 @@ fn sequence_columns() -> Vec<Column> {
 }
 
 fn column_from_def(d: &Ddl, cd: &pb::ColumnDef, idx: usize) -> PgResult<(Column, Option<SerialSpec>)> {
+    if crate::expr::SystemColumn::by_name(&cd.colname).is_some() {
+        return Err(PgError::new(sqlstate::DUPLICATE_COLUMN, format!("column name \"{}\" conflicts with a system column name", cd.colname)));
+    }
     let tn = cd.type_name.as_ref().ok_or_else(|| PgError::internal("column without type"))?;
     let (schema, name) = crate::analyzer::types::type_name_parts(tn);
     let serial_type = if schema.is_none() || schema.as_deref() == Some("pg_catalog") {
@@ -652,28 +671,60 @@ fn add_constraint(
         6 => {
             let expr = con.raw_expr.as_deref().ok_or_else(|| PgError::internal("CHECK without expression"))?;
             let text = deparse_expr(expr)?;
-            // Validate: boolean, no aggregates or subqueries.
+            // Validate: boolean, no aggregates or subqueries; note the
+            // columns it reads (for its default name).
+            let mut read_columns: Vec<usize> = Vec::new();
             {
                 let settings = d.s.settings.borrow();
                 let mut a = d.analyzer(&settings);
                 let e = a.analyze_relation_expr(Arc::new(rel.clone()), &text, "check constraints")?;
+                let mut system = None;
+                e.walk(&mut |x| {
+                    if let Expr::Var(v) = x {
+                        if let Some(sc) = crate::expr::SystemColumn::of_var_col(v.col) {
+                            system = system.or(Some(sc));
+                        }
+                        if !read_columns.contains(&v.col) {
+                            read_columns.push(v.col);
+                        }
+                    }
+                });
+                // Only the row's table is known when a CHECK is evaluated.
+                if let Some(sc) = system.filter(|sc| *sc != crate::expr::SystemColumn::TableOid) {
+                    return Err(PgError::new(
+                        sqlstate::INVALID_COLUMN_REFERENCE,
+                        format!("system column \"{}\" reference in check constraint is invalid", sc.name()),
+                    ));
+                }
                 if e.ty().oid != oid::BOOL {
                     let _ = a.coerce_to_boolean(e, "CHECK", -1)?;
                 }
             }
             let name = if !con.conname.is_empty() {
-                if rel.constraints.iter().any(|c| c.name == con.conname) {
-                    return Err(PgError::new(
-                        sqlstate::DUPLICATE_OBJECT,
-                        format!("constraint \"{}\" for relation \"{}\" already exists", con.conname, rel.name),
-                    ));
+                // One of that name (inherited) may take this definition in.
+                let arrival = super::inherit::CheckArrival {
+                    name: &con.conname,
+                    text: &text,
+                    local: true,
+                    no_inherit: con.is_no_inherit,
+                    valid: creating || !con.skip_validation,
+                };
+                if super::inherit::merge_check(d, rel, &arrival)? {
+                    return Ok(());
                 }
                 con.conname.clone()
             } else {
                 // As PostgreSQL: named after the column when the expression
                 // reads exactly one, else after the table alone (the syntax,
                 // column or table constraint, does not matter).
-                let col = sole_column_ref(expr, rel);
+                let col = match read_columns.as_slice() {
+                    [c] => match crate::expr::SystemColumn::of_var_col(*c) {
+                        Some(sc) => Some(sc.name().to_string()),
+                        None => rel.live_columns().nth(*c).map(|(_, col)| col.name.clone()),
+                    },
+                    _ => None,
+                };
+                let _ = expr;
                 choose_name(&rel.name, col.as_deref(), "check", &|n| {
                     rel.constraints.iter().any(|c| c.name == n) || taken.iter().any(|t| t == n)
                 })
@@ -693,6 +744,8 @@ fn add_constraint(
                 // only: a new table's constraints are valid, it has no rows).
                 validated: creating || !con.skip_validation,
                 no_inherit: con.is_no_inherit,
+                inhcount: 0,
+                is_local: true,
             });
         }
         // PRIMARY KEY / UNIQUE
@@ -758,6 +811,8 @@ fn add_constraint(
                 deferred: con.initdeferred,
                 validated: true,
                 no_inherit: false,
+                inhcount: 0,
+                is_local: true,
             });
             new_indexes.push(idx);
         }
@@ -913,6 +968,8 @@ fn add_constraint(
                 deferred: con.initdeferred,
                 validated: creating || !con.skip_validation,
                 no_inherit: false,
+                inhcount: 0,
+                is_local: true,
             });
         }
         9 => return Err(PgError::unsupported("exclusion constraints")),
@@ -920,26 +977,6 @@ fn add_constraint(
         _ => return Err(PgError::unsupported("this constraint type")),
     }
     Ok(())
-}
-
-/// The first column a raw CHECK expression mentions (for its default name).
-/// The one column of `rel` an expression reads, if it reads exactly one.
-fn sole_column_ref(e: &Node, rel: &Relation) -> Option<String> {
-    let node = e.node.as_ref()?;
-    let mut found: Option<String> = None;
-    for (n, _, _) in node.nodes() {
-        if let pg_query::NodeRef::ColumnRef(c) = n {
-            if let Some(name) = c.fields.last().and_then(ident) {
-                if rel.column_by_name(name).is_some() {
-                    match &found {
-                        Some(f) if f != name => return None,
-                        _ => found = Some(name.to_string()),
-                    }
-                }
-            }
-        }
-    }
-    found
 }
 
 pub(crate) fn ensure_temp_namespace(s: &mut SqlSession) -> PgResult<()> {
@@ -1858,8 +1895,12 @@ pub fn truncate(s: &mut SqlSession, stmt: &pb::TruncateStmt, sql: &str) -> PgRes
             if rel.kind != RelKind::Table {
                 return Err(PgError::new(sqlstate::WRONG_OBJECT_TYPE, format!("\"{}\" is not a table", rel.name)));
             }
-            if !rels.iter().any(|x| x.oid == rel.oid) {
-                rels.push(rel);
+            // Without ONLY, the tables inheriting from it are emptied too.
+            let tree = if rv.inh { d.catalog.inheritance_tree(rel.oid) } else { vec![rel.oid] };
+            for t in tree.into_iter().filter_map(|o| d.catalog.relation(o).cloned()) {
+                if !rels.iter().any(|x| x.oid == t.oid) {
+                    rels.push(t);
+                }
             }
         }
         // Tables referencing these must be truncated too (CASCADE) or the command fails.
@@ -2029,7 +2070,7 @@ pub fn alter_table(s: &mut SqlSession, stmt: &pb::AlterTableStmt, sql: &str) -> 
                 return Err(PgError::new(sqlstate::INSUFFICIENT_PRIVILEGE, format!("permission denied: \"{}\" is a system catalog", rel.name)));
             }
             d.lock_relation(rel.oid)?;
-            alter_table_cmd(&d, &rel, c, stmt.objtype)?;
+            super::inherit::alter(&d, &rel, c, stmt.objtype, rv.inh)?;
         }
         s.reload_txn_catalog()?;
     }
@@ -2318,7 +2359,7 @@ fn column_index(rel: &Relation, name: &str) -> PgResult<usize> {
     })
 }
 
-fn alter_table_cmd(d: &Ddl, rel: &Arc<Relation>, c: &pb::AlterTableCmd, objtype: i32) -> PgResult<()> {
+pub(crate) fn alter_table_cmd(d: &Ddl, rel: &Arc<Relation>, c: &pb::AlterTableCmd, objtype: i32) -> PgResult<()> {
     let _ = objtype;
     let mut t = (**rel).clone();
     match c.subtype {
@@ -2487,7 +2528,7 @@ fn alter_table_cmd(d: &Ddl, rel: &Arc<Relation>, c: &pb::AlterTableCmd, objtype:
             let Some(NodeEnum::Constraint(con)) = c.def.as_deref().and_then(|n| n.node.as_ref()) else {
                 return Err(PgError::internal("ADD CONSTRAINT without constraint"));
             };
-            if !con.conname.is_empty() && t.constraints.iter().any(|k| k.name == con.conname) {
+            if !con.conname.is_empty() && con.contype != 6 && t.constraints.iter().any(|k| k.name == con.conname) {
                 return Err(PgError::new(
                     sqlstate::DUPLICATE_OBJECT,
                     format!("constraint \"{}\" for relation \"{}\" already exists", con.conname, rel.name),
@@ -2729,7 +2770,11 @@ fn reload_rows(d: &Ddl, old: &Arc<Relation>, new: &Relation) -> PgResult<Option<
     };
     d.s.with_exec(&cat, |cx| {
         let mut compile = crate::executor::nodes_compile(cx);
-        let from = TableAccess::new(old.clone(), &d.catalog, &mut compile)?;
+        // The stored rows are read as the new definition sees them (a
+        // column added with the key reads as its default), from the old
+        // storage.
+        let source = Relation { storage_id: old.storage_id, indexes: old.indexes.clone(), ..new.clone() };
+        let from = TableAccess::new(Arc::new(source), &d.catalog, &mut compile)?;
         let to = TableAccess::new(new_rel.clone(), &cat, &mut compile)?;
         let bulk_ok = cx.env.bulk_storage(new_rel.storage_id) && to.indexes.iter().all(|i| cx.env.bulk_storage(i.rel.storage_id));
         let mut bulk = bulk_ok.then(|| cx.txn.engine().bulk_writer());
@@ -2823,7 +2868,7 @@ fn validate_constraint(d: &Ddl, rel: &Arc<Relation>, name: &str) -> PgResult<()>
 /// Checks every row of table `table` against the CHECK and FOREIGN KEY
 /// constraints among `constraints`, failing as PostgreSQL's validation
 /// does on the first violation.
-fn check_existing_rows(d: &Ddl, table: Oid, constraints: &[&Constraint]) -> PgResult<()> {
+pub(crate) fn check_existing_rows(d: &Ddl, table: Oid, constraints: &[&Constraint]) -> PgResult<()> {
     let added = constraints;
     if added.iter().all(|c| !matches!(c.kind, ConstraintKind::Check | ConstraintKind::ForeignKey)) {
         return Ok(());
@@ -2950,37 +2995,11 @@ pub fn rename(s: &mut SqlSession, stmt: &pb::RenameStmt, sql: &str) -> PgResult<
                 let rv = stmt.relation.as_ref().ok_or_else(|| PgError::internal("RENAME without relation"))?;
                 let rel = d.lookup(rv)?;
                 super::grant::check_relation_owner(d.s, &rel)?;
-                d.lock_relation(rel.oid)?;
-                let i = column_index(&rel, &stmt.subname)
-                    .map_err(|_| PgError::new(sqlstate::UNDEFINED_COLUMN, format!("column \"{}\" does not exist", stmt.subname)))?;
-                if rel.column_by_name(&stmt.newname).is_some() {
-                    return Err(PgError::new(
-                        sqlstate::DUPLICATE_COLUMN,
-                        format!("column \"{}\" of relation \"{}\" already exists", stmt.newname, rel.name),
-                    ));
-                }
-                let mut t = (*rel).clone();
-                t.columns[i].name = stmt.newname.clone();
-                rename_column_in_views(&d, &rel, &stmt.subname, &stmt.newname)?;
-                // Stored expressions refer to columns by name: rewrite them.
-                for c in t.constraints.iter_mut() {
-                    if let Some(e) = &c.check {
-                        c.check = Some(rename_identifier(e, &stmt.subname, &stmt.newname));
-                    }
-                }
-                d.put(&t)?;
-                for ix in d.catalog.indexes_of(&rel) {
-                    let mut x = (**ix).clone();
-                    let info = x.index.as_mut().expect("index");
-                    for k in info.keys.iter_mut() {
-                        if let Some(e) = &k.expr {
-                            k.expr = Some(rename_identifier(e, &stmt.subname, &stmt.newname));
-                        }
-                    }
-                    if let Some(p) = &info.predicate {
-                        info.predicate = Some(rename_identifier(p, &stmt.subname, &stmt.newname));
-                    }
-                    d.put(&x)?;
+                // The column goes by its new name in the whole inheritance tree.
+                for oid in super::inherit::rename_column_targets(&d, &rel, &stmt.subname, &stmt.newname, rv.inh)? {
+                    let d = Ddl { s: d.s, catalog: Arc::new(store::load_database(d.txn()?, d.db())?), sql: d.sql };
+                    let rel = d.catalog.relation(oid).cloned().ok_or_else(|| PgError::internal("renamed table vanished"))?;
+                    rename_column(&d, &rel, stmt)?;
                 }
             }
             // CONSTRAINT
@@ -2988,26 +3007,10 @@ pub fn rename(s: &mut SqlSession, stmt: &pb::RenameStmt, sql: &str) -> PgResult<
                 let rv = stmt.relation.as_ref().ok_or_else(|| PgError::internal("RENAME without relation"))?;
                 let rel = d.lookup(rv)?;
                 super::grant::check_relation_owner(d.s, &rel)?;
-                let mut t = (*rel).clone();
-                let Some(c) = t.constraints.iter_mut().find(|c| c.name == stmt.subname) else {
-                    return Err(PgError::new(
-                        sqlstate::UNDEFINED_OBJECT,
-                        format!("constraint \"{}\" for table \"{}\" does not exist", stmt.subname, rel.name),
-                    ));
-                };
-                c.name = stmt.newname.clone();
-                let idx = c.index;
-                let is_index_backed = matches!(c.kind, ConstraintKind::PrimaryKey | ConstraintKind::Unique);
-                d.put(&t)?;
-                if is_index_backed {
-                    if let Some(ix) = d.catalog.relation(idx) {
-                        let txn = d.txn()?;
-                        store::release_name(txn, d.db(), ix.namespace, &ix.name)?;
-                        store::claim_name(txn, d.db(), ix.namespace, &stmt.newname, ix.oid)?;
-                        let mut x = (**ix).clone();
-                        x.name = stmt.newname.clone();
-                        d.put(&x)?;
-                    }
+                for oid in super::inherit::rename_constraint_targets(&d, &rel, &stmt.subname, rv.inh)? {
+                    let d = Ddl { s: d.s, catalog: Arc::new(store::load_database(d.txn()?, d.db())?), sql: d.sql };
+                    let rel = d.catalog.relation(oid).cloned().ok_or_else(|| PgError::internal("renamed table vanished"))?;
+                    rename_constraint(&d, &rel, stmt)?;
                 }
             }
             // SCHEMA
@@ -3030,6 +3033,69 @@ pub fn rename(s: &mut SqlSession, stmt: &pb::RenameStmt, sql: &str) -> PgResult<
         }
     }
     s.reload_txn_catalog()
+}
+
+/// RENAME COLUMN on one table.
+fn rename_column(d: &Ddl, rel: &Arc<Relation>, stmt: &pb::RenameStmt) -> PgResult<()> {
+    d.lock_relation(rel.oid)?;
+    let i = column_index(rel, &stmt.subname)
+        .map_err(|_| PgError::new(sqlstate::UNDEFINED_COLUMN, format!("column \"{}\" does not exist", stmt.subname)))?;
+    if rel.column_by_name(&stmt.newname).is_some() {
+        return Err(PgError::new(
+            sqlstate::DUPLICATE_COLUMN,
+            format!("column \"{}\" of relation \"{}\" already exists", stmt.newname, rel.name),
+        ));
+    }
+    let mut t = (**rel).clone();
+    t.columns[i].name = stmt.newname.clone();
+    rename_column_in_views(d, rel, &stmt.subname, &stmt.newname)?;
+    // Stored expressions refer to columns by name: rewrite them.
+    for c in t.constraints.iter_mut() {
+        if let Some(e) = &c.check {
+            c.check = Some(rename_identifier(e, &stmt.subname, &stmt.newname));
+        }
+    }
+    d.put(&t)?;
+    for ix in d.catalog.indexes_of(rel) {
+        let mut x = (**ix).clone();
+        let info = x.index.as_mut().expect("index");
+        for k in info.keys.iter_mut() {
+            if let Some(e) = &k.expr {
+                k.expr = Some(rename_identifier(e, &stmt.subname, &stmt.newname));
+            }
+        }
+        if let Some(p) = &info.predicate {
+            info.predicate = Some(rename_identifier(p, &stmt.subname, &stmt.newname));
+        }
+        d.put(&x)?;
+    }
+    Ok(())
+}
+
+/// RENAME CONSTRAINT on one table.
+fn rename_constraint(d: &Ddl, rel: &Arc<Relation>, stmt: &pb::RenameStmt) -> PgResult<()> {
+    let mut t = (**rel).clone();
+    let Some(c) = t.constraints.iter_mut().find(|c| c.name == stmt.subname) else {
+        return Err(PgError::new(
+            sqlstate::UNDEFINED_OBJECT,
+            format!("constraint \"{}\" for table \"{}\" does not exist", stmt.subname, rel.name),
+        ));
+    };
+    c.name = stmt.newname.clone();
+    let idx = c.index;
+    let is_index_backed = matches!(c.kind, ConstraintKind::PrimaryKey | ConstraintKind::Unique);
+    d.put(&t)?;
+    if is_index_backed {
+        if let Some(ix) = d.catalog.relation(idx) {
+            let txn = d.txn()?;
+            store::release_name(txn, d.db(), ix.namespace, &ix.name)?;
+            store::claim_name(txn, d.db(), ix.namespace, &stmt.newname, ix.oid)?;
+            let mut x = (**ix).clone();
+            x.name = stmt.newname.clone();
+            d.put(&x)?;
+        }
+    }
+    Ok(())
 }
 
 /// Views keep their query as SQL text, so a renamed table or column is

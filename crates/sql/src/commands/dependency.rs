@@ -390,6 +390,18 @@ fn delete_objects(d: &Ddl, catalog: &Arc<DbCatalog>, order: &[ObjectAddress]) ->
             }
         }
     }
+    // A dropped child leaves its parents' lists of children
+    // (RemoveInheritance; pg_inherits rows are derived from these lists).
+    for &oid in &ch.relations {
+        let Some(r) = catalog.relations.get(&oid) else { continue };
+        for &parent in &r.inherits {
+            if table(parent, &mut changed).is_some() {
+                if let Some(p) = changed.get_mut(&parent) {
+                    p.children.retain(|&c| c != oid);
+                }
+            }
+        }
+    }
     for &(t, attnum) in &ch.defaults {
         if table(t, &mut changed).is_some() {
             if let Some(col) = changed.get_mut(&t).and_then(|r| r.columns.get_mut(attnum as usize - 1)) {

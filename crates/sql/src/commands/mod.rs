@@ -10,6 +10,7 @@ pub mod ddl;
 pub mod dependency;
 pub mod explain;
 pub mod grant;
+pub mod inherit;
 pub mod naming;
 pub mod owned;
 pub mod role;

@@ -108,6 +108,10 @@ pub struct ScanNode {
     stream_ok: bool,
     /// Rows the filter turned away (EXPLAIN ANALYZE).
     removed: u64,
+    /// Append the system columns to each row (see `syscols`).
+    pub system_columns: bool,
+    /// Rows read so far (numbers the ctids of rows without a key).
+    ordinal: u64,
 }
 
 /// Compiles a stored expression of `rel` (index expressions, CHECK
@@ -134,7 +138,7 @@ impl ScanNode {
         if let Some(c) = columns {
             table.read_only_columns(&c);
         }
-        Ok(ScanNode { table, method, filter, with_key, state: None, buffer: Vec::new().into_iter(), stream_ok: true, removed: 0 })
+        Ok(ScanNode { table, method, filter, with_key, state: None, buffer: Vec::new().into_iter(), stream_ok: true, removed: 0, system_columns: false, ordinal: 0 })
     }
 
     /// Encodes a key range: returns [lower, upper) or None if it is empty
@@ -308,7 +312,7 @@ impl ScanNode {
                 },
                 ScanState::Stream { mut stream, batch } => {
                     let mut rows = Vec::with_capacity(batch);
-                    let keep_key = self.with_key;
+                    let keep_key = self.with_key || self.system_columns;
                     let table = &self.table;
                     let n = stream.next_batch(batch, &mut |k, v| {
                         rows.push((if keep_key { k.to_vec() } else { Vec::new() }, table.decode(v)?));
@@ -423,7 +427,15 @@ impl Node for ScanNode {
                 }
                 continue;
             };
-            if self.with_key {
+            if self.system_columns {
+                let ctid = super::syscols::ctid(&self.table, &key, self.ordinal);
+                self.ordinal += 1;
+                let sys = super::syscols::values(self.table.rel.oid, ctid);
+                if self.with_key {
+                    row.push(Datum::bytea(key));
+                }
+                row.extend(sys);
+            } else if self.with_key {
                 row.push(Datum::bytea(key));
             }
             if let Some(f) = &self.filter {

@@ -19,7 +19,7 @@ use tusk_types::{sqlstate, PgError, PgResult, SqlType};
 use crate::catalog::builtin::Builtins;
 use crate::catalog::{builtins, DbCatalog};
 use crate::catalog::Relation;
-use crate::expr::{AggCall, BoolOp, Expr, SubLinkKind, SubPlan, Var, WindowCall};
+use crate::expr::{AggCall, BoolOp, Expr, SubLinkKind, SubPlan, SystemColumn, Var, WindowCall};
 use crate::plan::*;
 use crate::plan::SortKey;
 use crate::query::*;
@@ -29,6 +29,9 @@ use crate::query::*;
 struct Layout {
     /// rte index → (offset, number of columns, offset of the storage key if scanned with one)
     entries: HashMap<usize, (usize, usize, Option<usize>)>,
+    /// rte index → offset of its system columns (`SystemColumn::ALL`), for
+    /// the table scans that provide them.
+    sys: HashMap<usize, usize>,
     width: usize,
 }
 
@@ -40,10 +43,24 @@ impl Layout {
         l
     }
 
+    /// A table scan's row: its columns, the row key (`with_key`), then the
+    /// system columns (`sys`).
+    fn scan(rte: usize, ncols: usize, with_key: bool, sys: bool) -> Layout {
+        let mut l = Layout::single(rte, ncols, with_key);
+        if sys {
+            l.sys.insert(rte, l.width);
+            l.width += SystemColumn::ALL.len();
+        }
+        l
+    }
+
     fn concat(left: &Layout, right: &Layout) -> Layout {
         let mut l = left.clone();
         for (&r, &(off, n, key)) in &right.entries {
             l.entries.insert(r, (off + left.width, n, key.map(|k| k + left.width)));
+        }
+        for (&r, &off) in &right.sys {
+            l.sys.insert(r, off + left.width);
         }
         l.width = left.width + right.width;
         l
@@ -234,6 +251,10 @@ impl<'a> Planner<'a> {
             })?;
             if v.col == usize::MAX {
                 return Ok(Expr::Column(key.ok_or_else(|| PgError::internal("row key not scanned"))?, SqlType::new(oid::BYTEA)));
+            }
+            if let Some(sc) = SystemColumn::of_var_col(v.col) {
+                let at = layout.sys.get(&v.rte).ok_or_else(|| PgError::internal("system columns not scanned"))?;
+                return Ok(Expr::Column(at + sc.index(), v.ty));
             }
             debug_assert!(v.col < n);
             Ok(Expr::Column(off + v.col, v.ty))
@@ -530,11 +551,11 @@ impl<'a> Planner<'a> {
                     let mut inputs = Vec::new();
                     for p in [l, r] {
                         match p {
-                            Plan::Append { inputs: more } => inputs.extend(more),
+                            Plan::Append { inputs: more, .. } => inputs.extend(more),
                             other => inputs.push(other),
                         }
                     }
-                    return Ok(Plan::Append { inputs });
+                    return Ok(Plan::Append { inputs, label: None });
                 }
                 Ok(Plan::SetOp { kind: *kind, all: *all, left: l.boxed(), right: r.boxed() })
             }
@@ -897,21 +918,41 @@ impl<'a> Planner<'a> {
             RteKind::Relation(rel) => {
                 let ncols = rte.col_names.len();
                 let with_key = with_keys || q.result_rte == Some(idx);
-                let layout = Layout::single(idx, ncols, with_key);
+                let members = self.inheritance_members(rte, rel);
+                // UPDATE and DELETE of an inheritance tree route each row
+                // to its table by its tableoid.
+                let routed = members.len() > 1 && q.result_rte == Some(idx);
+                let system = routed || reads_system_columns(q, idx);
+                let layout = Layout::scan(idx, ncols, with_key, system);
                 let mut converted = Vec::with_capacity(quals.len());
                 for qual in quals {
                     converted.push(self.set_refs(qual, &layout)?);
                 }
-                let (method, reverse) = access::choose_scan(self.b, self.catalog, rel, &converted);
-                let filter = and_all(converted);
-                self.note_relation(rel.oid);
                 // A table read by a SELECT decodes only the columns the query uses.
-                let columns = if q.command == CommandKind::Select && !with_key {
-                    read_columns(q, idx, ncols).map(Arc::from)
-                } else {
-                    None
-                };
-                Ok((Plan::Scan { rel: rel.clone(), method, filter, with_key, reverse, columns, label: Label::of(rte) }, layout))
+                let columns = if q.command == CommandKind::Select && !with_key { read_columns(q, idx, ncols) } else { None };
+                if members.len() <= 1 {
+                    let (method, reverse) = access::choose_scan(self.b, self.catalog, rel, &converted);
+                    let filter = and_all(converted);
+                    self.note_relation(rel.oid);
+                    let columns = columns.map(Arc::from);
+                    return Ok((Plan::Scan { rel: rel.clone(), method, filter, with_key, reverse, columns, system, label: Label::of(rte) }, layout));
+                }
+                // expand_inherited_rtentry: every table of the tree, each
+                // read in its own layout and arranged as the parent's row.
+                let mut inputs = Vec::with_capacity(members.len());
+                for (n, member) in members.iter().enumerate() {
+                    self.note_relation(member.oid);
+                    let scan = MemberScan { rte, with_key, system, columns: columns.as_deref(), ordinal: n + 1 };
+                    inputs.push(self.plan_member_scan(rel, member, &scan, &converted)?);
+                }
+                let mut label = Label { refname: rte.alias.clone(), columns: rte.col_names.clone() };
+                if with_key {
+                    label.columns.push("ctid".into());
+                }
+                if system {
+                    label.columns.extend(SystemColumn::ALL.iter().map(|sc| sc.name().to_string()));
+                }
+                Ok((Plan::Append { inputs, label: Some(Arc::new(label)) }, layout))
             }
             RteKind::Subquery(sq) => {
                 let (plan, _) = self.plan_subquery(sq, true)?;
@@ -976,6 +1017,65 @@ impl<'a> Planner<'a> {
         }
     }
 
+    /// The tables a scan of `rel` through `rte` reads: the whole
+    /// inheritance tree unless ONLY (or a table without children).
+    fn inheritance_members(&self, rte: &RangeTblEntry, rel: &Arc<Relation>) -> Vec<Arc<Relation>> {
+        if !rte.inh || rel.children.is_empty() {
+            return vec![rel.clone()];
+        }
+        self.catalog.inheritance_tree(rel.oid).into_iter().filter_map(|oid| self.catalog.relation(oid).cloned()).collect()
+    }
+
+    /// One table of an inherited scan: `member` read in its own row layout,
+    /// with the conditions `quals` (over the parent's row) moved onto its
+    /// columns, then its row arranged as the parent's. EXPLAIN names it
+    /// after the parent's reference, numbered (`p_1`, `p_2`, ...).
+    fn plan_member_scan(&mut self, parent: &Relation, member: &Arc<Relation>, scan: &MemberScan, quals: &[Expr]) -> PgResult<Plan> {
+        let map = inherited_columns(parent, member)?;
+        let pcols = map.len();
+        let mcols = member.live_columns().count();
+        // The parent row's key and system columns follow its columns; the
+        // member's follow its own.
+        let position = |i: usize| if i < pcols { map[i] } else { i - pcols + mcols };
+        let quals: Vec<Expr> = quals
+            .iter()
+            .map(|q| {
+                q.clone().rewrite(&mut |e| match e {
+                    Expr::Column(i, t) => Expr::Column(position(i), t),
+                    other => other,
+                })
+            })
+            .collect();
+        let (method, reverse) = access::choose_scan(self.b, self.catalog, member, &quals);
+        let columns = scan.columns.map(|used| {
+            let mut m = vec![false; mcols];
+            for (i, &u) in used.iter().enumerate() {
+                if u {
+                    m[map[i]] = true;
+                }
+            }
+            Arc::from(m)
+        });
+        let label = Arc::new(Label {
+            refname: format!("{}_{}", scan.rte.alias, scan.ordinal),
+            columns: member.live_columns().map(|(_, c)| c.name.clone()).collect(),
+        });
+        let plan = Plan::Scan { rel: member.clone(), method, filter: and_all(quals), with_key: scan.with_key, reverse, columns, system: scan.system, label };
+        if mcols == pcols && map.iter().enumerate().all(|(i, &m)| i == m) {
+            return Ok(plan);
+        }
+        let mut exprs: Vec<Expr> = map.iter().zip(&scan.rte.col_types).map(|(&m, &t)| Expr::Column(m, t)).collect();
+        let mut at = mcols;
+        if scan.with_key {
+            exprs.push(Expr::Column(at, SqlType::new(oid::BYTEA)));
+            at += 1;
+        }
+        if scan.system {
+            exprs.extend(SystemColumn::ALL.iter().map(|sc| Expr::Column(at + sc.index(), sc.ty())));
+        }
+        Ok(Plan::Project { input: plan.boxed(), exprs })
+    }
+
     fn plan_recursive_cte(&mut self, cte: &Cte, def_level: usize, index: usize) -> PgResult<Plan> {
         let (base, recursive, all) = cte.recursive_parts.clone().ok_or_else(|| PgError::internal("recursive CTE without parts"))?;
         let id = self.next_worktable;
@@ -1021,7 +1121,8 @@ impl<'a> Planner<'a> {
                     Plan::Result { filter: None, .. } => Plan::Result { exprs, filter: None },
                     p => Plan::Project { input: p.boxed(), exprs },
                 };
-                let new_layout = Layout::single(result_rte, ncols, false);
+                let returning_system = returning_reads_system_columns(q, result_rte);
+                let new_layout = Layout::scan(result_rte, ncols, false, returning_system);
                 let returning = q.returning.iter().map(|t| self.set_refs(t.expr.clone(), &new_layout)).collect::<PgResult<Vec<_>>>()?;
                 let on_conflict = match &spec.on_conflict {
                     None => None,
@@ -1053,6 +1154,8 @@ impl<'a> Planner<'a> {
                     view_checks: self.plan_view_checks(q, result_rte, ncols)?,
                     old_width: 0,
                     recheck: None,
+                    inherited: Vec::new(),
+                    returning_system,
                 })
             }
             CommandKind::Update | CommandKind::Delete => {
@@ -1065,6 +1168,17 @@ impl<'a> Planner<'a> {
                 let key = key.ok_or_else(|| PgError::internal("target scanned without key"))?;
                 let mut exprs: Vec<Expr> = (0..ncols).map(|i| Expr::Column(off + i, q.rtable[result_rte].col_types[i])).collect();
                 exprs.push(Expr::Column(key, SqlType::new(oid::BYTEA)));
+                // An inheritance tree's rows carry their table, which routes them.
+                let members = self.inheritance_members(&q.rtable[result_rte], &rel);
+                let mut inherited = Vec::new();
+                if members.len() > 1 {
+                    let sys = layout.sys.get(&result_rte).copied().ok_or_else(|| PgError::internal("inherited target scanned without its tableoid"))?;
+                    exprs.push(Expr::Column(sys + SystemColumn::TableOid.index(), SqlType::new(oid::OID)));
+                    for m in members {
+                        inherited.push(InheritedTarget { columns: inherited_columns(&rel, &m)?, rel: m });
+                    }
+                }
+                let old_width = exprs.len();
                 let mut update_cols = Vec::new();
                 for (c, e) in &q.update_set {
                     update_cols.push(*c);
@@ -1074,7 +1188,8 @@ impl<'a> Planner<'a> {
                 // RETURNING may name the other FROM items (UPDATE ... FROM,
                 // DELETE ... USING): their columns then ride along after the
                 // SET values, and RETURNING reads (new or old target row ++
-                // the joined row).
+                // its system columns, if it reads them ++ the joined row).
+                let returning_system = returning_reads_system_columns(q, result_rte);
                 let returning_input = if q.from.len() > 1 && !q.returning.is_empty() {
                     let at = exprs.len();
                     let mut types = vec![SqlType::new(oid::TEXT); layout.width];
@@ -1086,25 +1201,34 @@ impl<'a> Planner<'a> {
                             types[k] = SqlType::new(oid::BYTEA);
                         }
                     }
+                    for (_, &at) in &layout.sys {
+                        for sc in SystemColumn::ALL {
+                            types[at + sc.index()] = sc.ty();
+                        }
+                    }
                     exprs.extend(types.into_iter().enumerate().map(|(i, t)| Expr::Column(i, t)));
                     Some(at)
                 } else {
                     None
                 };
+                let target_layout = Layout::scan(result_rte, ncols, false, returning_system);
                 let returning_layout = match returning_input {
                     Some(_) => {
-                        let mut l = Layout::concat(&Layout { entries: HashMap::new(), width: ncols }, &layout);
+                        let mut l = Layout::concat(&Layout { width: target_layout.width, ..Default::default() }, &layout);
                         l.entries.insert(result_rte, (0, ncols, None));
+                        l.sys.remove(&result_rte);
+                        l.sys.extend(target_layout.sys.iter().map(|(&r, &o)| (r, o)));
                         l
                     }
-                    None => Layout::single(result_rte, ncols, false),
+                    None => target_layout,
                 };
                 let input = Plan::Project { input: plan.boxed(), exprs };
                 let returning = q.returning.iter().map(|t| self.set_refs(t.expr.clone(), &returning_layout)).collect::<PgResult<Vec<_>>>()?;
                 let kind = if q.command == CommandKind::Update { ModifyKind::Update } else { ModifyKind::Delete };
                 // Statements reading only their target can be re-evaluated on a
                 // concurrently updated row.
-                let recheck = if q.from.len() == 1 {
+                // (Not when they read system columns, which the re-read row lacks.)
+                let recheck = if q.from.len() == 1 && !reads_system_columns(q, result_rte) {
                     let quals = match &q.quals {
                         Some(w) => Some(self.set_refs(w.clone(), &new_layout)?),
                         None => None,
@@ -1115,11 +1239,49 @@ impl<'a> Planner<'a> {
                     None
                 };
                 let view_checks = self.plan_view_checks(q, result_rte, ncols)?;
-                Ok(Plan::Modify { kind, rel, input: input.boxed(), update_cols, on_conflict: None, returning, returning_input, view_checks, old_width: ncols + 1, recheck })
+                Ok(Plan::Modify {
+                    kind,
+                    rel,
+                    input: input.boxed(),
+                    update_cols,
+                    on_conflict: None,
+                    returning,
+                    returning_input,
+                    view_checks,
+                    old_width,
+                    recheck,
+                    inherited,
+                    returning_system,
+                })
             }
             CommandKind::Select => unreachable!(),
         }
     }
+}
+
+/// What every table of an inherited scan shares (see `plan_member_scan`).
+struct MemberScan<'r> {
+    rte: &'r RangeTblEntry,
+    with_key: bool,
+    system: bool,
+    /// The parent's columns the query reads (None: all).
+    columns: Option<&'r [bool]>,
+    /// The member's place in the tree's scan order, from 1.
+    ordinal: usize,
+}
+
+/// For each live column of `parent`, the live column of `member` (a table
+/// inheriting from it) that stands for it: the one of the same name.
+pub(crate) fn inherited_columns(parent: &Relation, member: &Relation) -> PgResult<Vec<usize>> {
+    parent
+        .live_columns()
+        .map(|(_, c)| {
+            member
+                .live_columns()
+                .position(|(_, m)| m.name == c.name)
+                .ok_or_else(|| PgError::internal(format!("column \"{}\" of \"{}\" is missing from inheriting table \"{}\"", c.name, parent.name, member.name)))
+        })
+        .collect()
 }
 
 /// A planned FROM item: an ordinary plan, or a LATERAL one with its parameters.
@@ -1197,7 +1359,7 @@ fn read_columns(q: &Query, rte: usize, ncols: usize) -> Option<Vec<bool>> {
     let mut used = vec![false; ncols];
     let mut all = false;
     visit_query_vars(q, 0, &mut |v, depth| {
-        if v.levels_up as usize == depth && v.rte == rte {
+        if v.levels_up as usize == depth && v.rte == rte && SystemColumn::of_var_col(v.col).is_none() {
             match used.get_mut(v.col) {
                 Some(u) => *u = true,
                 None => all = true,
@@ -1209,6 +1371,23 @@ fn read_columns(q: &Query, rte: usize, ncols: usize) -> Option<Vec<bool>> {
     } else {
         Some(used)
     }
+}
+
+/// Whether the RETURNING list of `q` reads a system column of its target.
+fn returning_reads_system_columns(q: &Query, rte: usize) -> bool {
+    q.returning.iter().any(|t| t.expr.any(&mut |e| matches!(e, Expr::Var(v) if v.levels_up == 0 && v.rte == rte && SystemColumn::of_var_col(v.col).is_some())))
+}
+
+/// Whether `q` reads a system column of range table entry `rte` (at any
+/// depth): only then does its scan provide them.
+fn reads_system_columns(q: &Query, rte: usize) -> bool {
+    let mut found = false;
+    visit_query_vars(q, 0, &mut |v, depth| {
+        if v.levels_up as usize == depth && v.rte == rte && SystemColumn::of_var_col(v.col).is_some() {
+            found = true;
+        }
+    });
+    found
 }
 
 /// Calls `f(var, depth)` for every Var in `q` and the queries nested in it
@@ -1489,6 +1668,14 @@ pub fn compile_relation_expr(
     let env = crate::analyzer::AnalyzerEnv { catalog, settings, user, temp_namespace: None };
     let mut a = crate::analyzer::Analyzer::new(env, &[], text);
     let e = a.analyze_relation_expr(Arc::new(rel.clone()), text, "check constraints")?;
+    // The one system column such an expression may read is the row's
+    // table, which is the relation it was compiled for.
+    let e = e.rewrite(&mut |x| match x {
+        Expr::Var(v) if v.levels_up == 0 && SystemColumn::of_var_col(v.col) == Some(SystemColumn::TableOid) => {
+            Expr::Const(tusk_types::Datum::Oid(rel.oid), v.ty)
+        }
+        other => other,
+    });
     let ncols = rel.live_columns().count();
     let mut p = Planner::new(catalog);
     p.levels.push(LevelInfo { inline: false, params: Vec::new(), ctes: Vec::new() });
