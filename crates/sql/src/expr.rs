@@ -258,6 +258,10 @@ pub struct SubPlan {
     pub ty: SqlType,
     /// Unique id within the statement, for result caching.
     pub id: usize,
+    /// Correlated, and its results depend on its parameters alone (nothing
+    /// volatile, a read-only statement): results may be reused for equal
+    /// parameters.
+    pub cache: bool,
 }
 
 impl Expr {

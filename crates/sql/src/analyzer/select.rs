@@ -1265,6 +1265,7 @@ impl<'a> Analyzer<'a> {
                 format!("recursive reference to query \"{name}\" must not appear within its non-recursive term"),
             ));
         }
+        super::recursion::check_recursive_term(name, rarg)?;
         let left = self.analyze_select_stmt(larg)?;
         let mut names: Vec<String> = left.output().map(|t| t.name.clone()).collect();
         for (i, n) in alias_cols.iter().enumerate() {
