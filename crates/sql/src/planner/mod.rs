@@ -261,6 +261,7 @@ impl<'a> Planner<'a> {
         match e {
             Expr::Var(v) if v.levels_up == 0 => local(self, &v),
             Expr::Var(v) => self.outer_ref(v),
+            Expr::Agg(a) if a.levels_up > 0 => Err(PgError::unsupported("an outer-level aggregate in this position")),
             Expr::SubLink { kind, test, op, query, ty } => {
                 let test = match test {
                     Some(t) => Some(Box::new(self.set_refs_with(*t, local)?)),
@@ -437,6 +438,7 @@ impl<'a> Planner<'a> {
         }
         match e {
             Expr::Column(j, ty) if j < aggs.len() => Ok(Expr::Column(ng + j, ty)),
+            Expr::Var(v) if v.levels_up == 0 && v.rte == OUTER_AGG_RTE => Ok(Expr::Column(ng + v.col, v.ty)),
             Expr::Agg(a) => {
                 let j = aggs.iter().position(|x| *x == *a).ok_or_else(|| PgError::internal("aggregate not collected"))?;
                 Ok(Expr::Column(ng + j, a.ty))
@@ -1353,11 +1355,36 @@ fn ungrouped_vars(e: &Expr, groups: &[Expr], depth: u32, out: &mut Vec<Expr>) {
     }
 }
 
+/// The range table index by which a subquery refers to an aggregate of
+/// an enclosing query (an outer-level aggregate): column `j` of it, at
+/// that query's level, is `aggs[j]` of its Agg node.
+const OUTER_AGG_RTE: usize = usize::MAX - 1;
+
 /// Replaces each aggregate call of this level in `e` by `Column(j)`, where
-/// `out[j]` is the call (equal calls share one entry).
+/// `out[j]` is the call (equal calls share one entry). Outer-level
+/// aggregates of this level inside sublinks are computed here too: they
+/// are added to `out` and replaced in the sublink by a reference to this
+/// level's `OUTER_AGG_RTE`, which reaches the subplan as a parameter.
 fn number_aggs(e: Expr, out: &mut Vec<AggCall>) -> Expr {
     match e {
-        Expr::Agg(a) => {
+        Expr::SubLink { kind, test, op, mut query, ty } => {
+            let test = test.map(|t| Box::new(number_aggs(*t, out)));
+            sublink::rewrite_query_deep(
+                &mut query,
+                1,
+                &mut |x, depth| match x {
+                    Expr::Agg(a) if a.levels_up == depth => {
+                        let ty = a.ty;
+                        out.push(lift_agg(*a, depth));
+                        Expr::Var(Var { rte: OUTER_AGG_RTE, col: out.len() - 1, levels_up: depth, ty })
+                    }
+                    other => other,
+                },
+                &mut |_, _| {},
+            );
+            Expr::SubLink { kind, test, op, query, ty }
+        }
+        Expr::Agg(a) if a.levels_up == 0 => {
             let ty = a.ty;
             let j = match out.iter().position(|x| *x == *a) {
                 Some(j) => j,
@@ -1370,6 +1397,35 @@ fn number_aggs(e: Expr, out: &mut Vec<AggCall>) -> Expr {
         }
         other => other.map_children(&mut |c| number_aggs(c, out)),
     }
+}
+
+/// An outer-level aggregate found `d` levels down, moved out to the level
+/// that computes it: references in it to that level and beyond come `d`
+/// levels nearer.
+fn lift_agg(mut a: AggCall, d: u32) -> AggCall {
+    let mut lower = |e: Expr| {
+        sublink::rewrite_deep(
+            e,
+            0,
+            &mut |x, depth| match x {
+                Expr::Var(mut v) if v.levels_up >= depth + d => {
+                    v.levels_up -= d;
+                    Expr::Var(v)
+                }
+                other => other,
+            },
+            &mut |levels_up, depth| {
+                if *levels_up >= depth + d {
+                    *levels_up -= d;
+                }
+            },
+        )
+    };
+    a.args = std::mem::take(&mut a.args).into_iter().map(&mut lower).collect();
+    a.filter = a.filter.take().map(|f| Box::new(lower(*f)));
+    a.order_by = std::mem::take(&mut a.order_by).into_iter().map(|(e, desc, nf)| (lower(e), desc, nf)).collect();
+    a.levels_up = 0;
+    a
 }
 
 /// Whether an expression calls a set-returning function (in a target

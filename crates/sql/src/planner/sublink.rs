@@ -319,33 +319,54 @@ pub(super) fn query_volatile(q: &Query) -> bool {
 /// WITH query references that reach past the moved level come one level
 /// nearer. Used to move an expression out of a subquery into its parent.
 fn relevel_expr(e: Expr, depth: u32, f: &mut dyn FnMut(Var, u32) -> Var) -> Expr {
-    match e {
-        Expr::Var(v) => Expr::Var(f(v, depth)),
-        Expr::SubLink { kind, test, op, mut query, ty } => {
-            let test = test.map(|t| Box::new(relevel_expr(*t, depth, f)));
-            relevel_query(&mut query, depth + 1, f);
-            Expr::SubLink { kind, test, op, query, ty }
-        }
-        other => other.map_children(&mut |c| relevel_expr(c, depth, f)),
-    }
+    rewrite_deep(
+        e,
+        depth,
+        &mut |x, d| match x {
+            Expr::Var(v) => Expr::Var(f(v, d)),
+            other => other,
+        },
+        &mut |levels_up, d| {
+            if *levels_up > d {
+                *levels_up -= 1;
+            }
+        },
+    )
 }
 
-fn relevel_query(q: &mut Query, depth: u32, f: &mut dyn FnMut(Var, u32) -> Var) {
-    let ex = |e: &mut Expr, f: &mut dyn FnMut(Var, u32) -> Var| {
+/// Rewrites every node of `e` bottom-up by `f(node, depth)`, the
+/// expressions of the queries nested in it included (their depth one
+/// more than their sublink's or FROM item's); `cte(levels_up, depth)` may
+/// adjust each WITH query reference of those queries.
+pub(super) fn rewrite_deep(e: Expr, depth: u32, f: &mut dyn FnMut(Expr, u32) -> Expr, cte: &mut dyn FnMut(&mut u32, u32)) -> Expr {
+    let e = match e {
+        Expr::SubLink { kind, test, op, mut query, ty } => {
+            let test = test.map(|t| Box::new(rewrite_deep(*t, depth, f, cte)));
+            rewrite_query_deep(&mut query, depth + 1, f, cte);
+            Expr::SubLink { kind, test, op, query, ty }
+        }
+        other => other.map_children(&mut |c| rewrite_deep(c, depth, f, cte)),
+    };
+    f(e, depth)
+}
+
+/// `rewrite_deep` over every expression of query `q` at `depth`.
+pub(super) fn rewrite_query_deep(q: &mut Query, depth: u32, f: &mut dyn FnMut(Expr, u32) -> Expr, cte: &mut dyn FnMut(&mut u32, u32)) {
+    let ex = |e: &mut Expr, f: &mut dyn FnMut(Expr, u32) -> Expr, cte: &mut dyn FnMut(&mut u32, u32)| {
         let taken = std::mem::replace(e, Expr::Const(Datum::Null, tusk_types::SqlType::new(0)));
-        *e = relevel_expr(taken, depth, f);
+        *e = rewrite_deep(taken, depth, f, cte);
     };
     for t in q.targets.iter_mut().chain(q.returning.iter_mut()) {
-        ex(&mut t.expr, f);
+        ex(&mut t.expr, f, cte);
     }
     for e in q.quals.iter_mut().chain(q.having.iter_mut()).chain(q.limit.iter_mut()).chain(q.offset.iter_mut()).chain(q.group_by.iter_mut()) {
-        ex(e, f);
+        ex(e, f, cte);
     }
     for (_, e) in q.update_set.iter_mut() {
-        ex(e, f);
+        ex(e, f, cte);
     }
     for (_, e) in q.view_checks.iter_mut() {
-        ex(e, f);
+        ex(e, f, cte);
     }
     fn from(fi: &mut FromItem, ex: &mut dyn FnMut(&mut Expr)) {
         if let FromItem::Join { left, right, quals, .. } = fi {
@@ -357,30 +378,26 @@ fn relevel_query(q: &mut Query, depth: u32, f: &mut dyn FnMut(Var, u32) -> Var) 
         }
     }
     for fi in q.from.iter_mut() {
-        from(fi, &mut |e| ex(e, f));
+        from(fi, &mut |e| ex(e, f, cte));
     }
     for r in q.rtable.iter_mut() {
         match &mut r.kind {
-            RteKind::Values(rows) => rows.iter_mut().flatten().for_each(|e| ex(e, f)),
-            RteKind::Function { call, .. } => ex(call, f),
-            RteKind::Join { columns, .. } => columns.iter_mut().for_each(|e| ex(e, f)),
-            RteKind::Subquery(sq) => relevel_query(Arc::make_mut(sq), depth + 1, f),
-            RteKind::Cte { levels_up, .. } => {
-                if *levels_up > depth {
-                    *levels_up -= 1;
-                }
-            }
+            RteKind::Values(rows) => rows.iter_mut().flatten().for_each(|e| ex(e, f, cte)),
+            RteKind::Function { call, .. } => ex(call, f, cte),
+            RteKind::Join { columns, .. } => columns.iter_mut().for_each(|e| ex(e, f, cte)),
+            RteKind::Subquery(sq) => rewrite_query_deep(Arc::make_mut(sq), depth + 1, f, cte),
+            RteKind::Cte { levels_up, .. } => cte(levels_up, depth),
             RteKind::Relation(_) => {}
         }
     }
     for c in q.ctes.iter_mut() {
-        relevel_query(&mut c.query, depth + 1, f);
+        rewrite_query_deep(&mut c.query, depth + 1, f, cte);
         if let Some((a, b, _)) = &mut c.recursive_parts {
-            relevel_query(a, depth + 1, f);
-            relevel_query(b, depth + 1, f);
+            rewrite_query_deep(a, depth + 1, f, cte);
+            rewrite_query_deep(b, depth + 1, f, cte);
         }
     }
     if let Some(ins) = &mut q.insert {
-        relevel_query(&mut ins.source, depth + 1, f);
+        rewrite_query_deep(&mut ins.source, depth + 1, f, cte);
     }
 }
