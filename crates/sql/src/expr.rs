@@ -164,6 +164,11 @@ pub struct AggCall {
     /// ORDER BY inside the call: (expression, descending, nulls first).
     pub order_by: Vec<(Expr, bool, bool)>,
     pub ty: SqlType,
+    /// 0: an aggregate of the query it is in; n: of the query n levels
+    /// out, whose columns alone its arguments read (an outer-level
+    /// aggregate, PostgreSQL's agglevelsup). That query computes it, and
+    /// the subquery sees its value.
+    pub levels_up: u32,
 }
 
 /// What a window function computes over its partition.
@@ -326,6 +331,10 @@ pub struct SubPlan {
     pub ty: SqlType,
     /// Unique id within the statement, for result caching.
     pub id: usize,
+    /// Correlated, and its results depend on its parameters alone (nothing
+    /// volatile, a read-only statement): results may be reused for equal
+    /// parameters.
+    pub cache: bool,
 }
 
 impl Expr {

@@ -10,6 +10,7 @@
 pub mod coerce;
 mod dml;
 mod expr;
+mod recursion;
 mod select;
 mod updatable;
 mod window;

@@ -1296,6 +1296,7 @@ impl<'a> Analyzer<'a> {
                 format!("recursive reference to query \"{name}\" must not appear within its non-recursive term"),
             ));
         }
+        super::recursion::check_recursive_term(name, rarg)?;
         let left = self.analyze_select_stmt(larg)?;
         let mut names: Vec<String> = left.output().map(|t| t.name.clone()).collect();
         for (i, n) in alias_cols.iter().enumerate() {
@@ -1546,26 +1547,40 @@ pub(crate) fn shift_outer_refs(q: &mut Query, by: u32, depth: u32, memo: &mut Es
 
 /// Checks a sublink's query for references to the grouped level.
 fn check_sublink_outer_refs(q: &Query, depth: u32, groups: &[Expr], report: &dyn Fn(&Var) -> PgResult<()>) -> PgResult<()> {
+    fn check(e: &Expr, depth: u32, groups: &[Expr], report: &dyn Fn(&Var) -> PgResult<()>) -> PgResult<()> {
+        match e {
+            // An aggregate of the grouped level itself reads its input rows.
+            Expr::Agg(a) if a.levels_up == depth => Ok(()),
+            Expr::Var(v) if v.levels_up == depth => {
+                let as_local = Expr::Var(Var { levels_up: 0, ..v.clone() });
+                if groups.contains(&as_local) {
+                    Ok(())
+                } else {
+                    report(v)
+                }
+            }
+            Expr::SubLink { query, test, .. } => {
+                if let Some(t) = test {
+                    check(t, depth, groups, report)?;
+                }
+                check_sublink_outer_refs(query, depth + 1, groups, report)
+            }
+            other => {
+                let mut result = Ok(());
+                other.for_each_child(&mut |c| {
+                    if result.is_ok() {
+                        result = check(c, depth, groups, report);
+                    }
+                });
+                result
+            }
+        }
+    }
     let mut result = Ok(());
     let mut visit = |e: &Expr| {
-        e.walk(&mut |x| {
-            if result.is_err() {
-                return;
-            }
-            if let Expr::Var(v) = x {
-                if v.levels_up == depth {
-                    let as_local = Expr::Var(Var { levels_up: 0, ..v.clone() });
-                    if !groups.contains(&as_local) {
-                        result = report(v);
-                    }
-                }
-            }
-            if let Expr::SubLink { query, .. } = x {
-                if result.is_ok() {
-                    result = check_sublink_outer_refs(query, depth + 1, groups, report);
-                }
-            }
-        });
+        if result.is_ok() {
+            result = check(e, depth, groups, report);
+        }
     };
     for t in &q.targets {
         visit(&t.expr);

@@ -485,6 +485,7 @@ impl<'a, 'c> Explainer<'a, 'c> {
             Plan::NestedLoop { left, right, kind, predicate, .. } => {
                 let (l, ll) = self.node(left, outer)?;
                 let (r, rl) = self.node(right, outer)?;
+                let left_len = ll.len();
                 let mut labels = ll;
                 labels.extend(rl);
                 let mut n = named("Nested Loop");
@@ -503,12 +504,13 @@ impl<'a, 'c> Explainer<'a, 'c> {
                 };
                 n.children.push((Relationship::Outer, l));
                 n.children.push((Relationship::Inner, r));
-                (n, labels.clone(), labels)
+                (n, join_output(*kind, &labels, left_len), labels)
             }
             Plan::LateralLoop { left, right, args, kind, predicate, .. } => {
                 let (l, ll) = self.node(left, outer)?;
                 let arg_labels: Vec<PlanLabel> = args.iter().map(|a| PlanLabel::column(self.deparse(a, &ll, outer, &mut subplans))).collect();
                 let (r, rl) = self.node(right, &arg_labels)?;
+                let left_len = ll.len();
                 let mut labels = ll;
                 labels.extend(rl);
                 let mut n = named("Nested Loop");
@@ -522,7 +524,7 @@ impl<'a, 'c> Explainer<'a, 'c> {
                 n.est = Estimate { startup: l.est.startup + r.est.startup, total: l.est.total + l.est.rows * r.est.total, rows, width: l.est.width + r.est.width };
                 n.children.push((Relationship::Outer, l));
                 n.children.push((Relationship::Inner, r));
-                (n, labels.clone(), labels)
+                (n, join_output(*kind, &labels, left_len), labels)
             }
             Plan::HashJoin { left, right, kind, left_keys, right_keys, predicate, .. } => {
                 let (l, ll) = self.node(left, outer)?;
@@ -533,6 +535,7 @@ impl<'a, 'c> Explainer<'a, 'c> {
                     let b = self.deparse(b, &rl, outer, &mut subplans);
                     conds.push(format!("({a} = {b})"));
                 }
+                let left_len = ll.len();
                 let mut labels = ll;
                 labels.extend(rl);
                 let mut n = named("Hash Join");
@@ -560,7 +563,7 @@ impl<'a, 'c> Explainer<'a, 'c> {
                 hash.children.push((Relationship::Outer, r));
                 n.children.push((Relationship::Outer, l));
                 n.children.push((Relationship::Inner, hash));
-                (n, labels.clone(), labels)
+                (n, join_output(*kind, &labels, left_len), labels)
             }
             Plan::Agg { input, group, aggs } => {
                 let (child, in_labels) = self.node(input, outer)?;
@@ -1122,6 +1125,14 @@ fn join_type(kind: JoinKind) -> &'static str {
         JoinKind::Full => "Full",
         JoinKind::Semi => "Semi",
         JoinKind::Anti => "Anti",
+    }
+}
+
+/// A join's output columns: a semi or anti join returns its left rows only.
+fn join_output(kind: JoinKind, labels: &[PlanLabel], left_len: usize) -> Vec<PlanLabel> {
+    match kind {
+        JoinKind::Semi | JoinKind::Anti => labels[..left_len].to_vec(),
+        _ => labels.to_vec(),
     }
 }
 

@@ -48,6 +48,9 @@ pub enum SubPlanCache {
 #[derive(Default)]
 pub struct StmtState {
     pub subplans: RefCell<HashMap<usize, SubPlanCache>>,
+    /// Results of cacheable correlated subplans, by subplan id and then by
+    /// their parameter values (and tested value).
+    pub correlated: RefCell<HashMap<usize, rustc_hash::FxHashMap<spill::HashKey, Datum>>>,
     /// Rows of the previous round of each running recursive union, by id.
     pub worktables: RefCell<HashMap<usize, Rc<Vec<Row>>>>,
     /// Rows processed by the top Modify node (for the command tag).

@@ -892,8 +892,10 @@ pub struct RecursiveUnionNode {
     all: bool,
     id: usize,
     seen: HashSet<GroupKey>,
+    /// The rows of the round being read by the running recursive term.
     round: Vec<Row>,
-    pending: std::vec::IntoIter<Row>,
+    /// The rows the running round has produced so far: the next round.
+    next_round: Vec<Row>,
     current: Option<Box<dyn Node>>,
 }
 
@@ -906,7 +908,7 @@ impl RecursiveUnionNode {
             id,
             seen: HashSet::new(),
             round: Vec::new(),
-            pending: Vec::new().into_iter(),
+            next_round: Vec::new(),
             current: None,
         }
     }
@@ -917,6 +919,9 @@ fn keep_row(all: bool, seen: &mut HashSet<GroupKey>, row: &Row) -> bool {
     all || seen.insert(GroupKey(row.clone()))
 }
 
+/// Rows are returned as soon as they are produced, as PostgreSQL's
+/// RecursiveUnion does: a LIMIT above stops a recursion that would never
+/// end on its own.
 impl Node for RecursiveUnionNode {
     fn next(&mut self, cx: &ExecCx) -> PgResult<Option<Row>> {
         if let Some(base) = self.base.as_mut() {
@@ -929,27 +934,23 @@ impl Node for RecursiveUnionNode {
             self.base = None;
         }
         loop {
-            if let Some(r) = self.pending.next() {
-                return Ok(Some(r));
-            }
             if let Some(node) = self.current.as_mut() {
-                let mut produced = Vec::new();
                 while let Some(r) = node.next(cx)? {
                     cx.check()?;
                     if keep_row(self.all, &mut self.seen, &r) {
-                        produced.push(r);
+                        self.next_round.push(r.clone());
+                        return Ok(Some(r));
                     }
                 }
                 self.current = None;
-                self.round = produced.clone();
-                self.pending = produced.into_iter();
+                self.round = std::mem::take(&mut self.next_round);
                 continue;
             }
             if self.round.is_empty() {
                 cx.state.worktables.borrow_mut().remove(&self.id);
                 return Ok(None);
             }
-            // Next round reads the previous round's rows.
+            // The next round reads the previous round's rows.
             let rows = std::mem::take(&mut self.round);
             cx.state.worktables.borrow_mut().insert(self.id, Rc::new(rows));
             self.current = Some(build(&self.recursive, cx)?);

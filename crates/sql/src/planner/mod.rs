@@ -9,6 +9,7 @@
 //! enclosing plan passes in (`OuterParam`), as PostgreSQL's PARAM_EXEC.
 
 mod access;
+mod sublink;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -93,6 +94,10 @@ pub struct Planner<'a> {
     /// Tables the plan reads or writes (scans, DML targets), for the
     /// relation locks the statement takes.
     relations: Vec<tusk_types::Oid>,
+    /// Whether the statement only reads (a SELECT without data-modifying
+    /// WITH queries), so that a correlated subplan sees the same data
+    /// each time it runs and may reuse results.
+    cacheable_subplans: bool,
 }
 
 fn conjuncts(e: Expr, out: &mut Vec<Expr>) {
@@ -182,11 +187,21 @@ fn rtes_of(f: &FromItem, out: &mut Vec<usize>) {
 
 impl<'a> Planner<'a> {
     pub fn new(catalog: &'a DbCatalog) -> Planner<'a> {
-        Planner { b: builtins(), catalog, levels: Vec::new(), subplans: 0, worktables: HashMap::new(), next_worktable: 0, relations: Vec::new() }
+        Planner {
+            b: builtins(),
+            catalog,
+            levels: Vec::new(),
+            subplans: 0,
+            worktables: HashMap::new(),
+            next_worktable: 0,
+            relations: Vec::new(),
+            cacheable_subplans: false,
+        }
     }
 
     /// Plans a whole statement.
     pub fn plan_statement(&mut self, q: &Query) -> PgResult<PlannedQuery> {
+        self.cacheable_subplans = q.command == CommandKind::Select && !q.row_lock && !q.ctes.iter().any(|c| c.modifying);
         self.levels.push(LevelInfo { inline: false, params: Vec::new(), ctes: q.ctes.clone() });
         let pre_modify = self.plan_modifying_ctes(q);
         let result = pre_modify.and_then(|pre| {
@@ -267,6 +282,7 @@ impl<'a> Planner<'a> {
         match e {
             Expr::Var(v) if v.levels_up == 0 => local(self, &v),
             Expr::Var(v) => self.outer_ref(v),
+            Expr::Agg(a) if a.levels_up > 0 => Err(PgError::unsupported("an outer-level aggregate in this position")),
             Expr::SubLink { kind, test, op, query, ty } => {
                 let test = match test {
                     Some(t) => Some(Box::new(self.set_refs_with(*t, local)?)),
@@ -278,7 +294,8 @@ impl<'a> Planner<'a> {
                     args.push(self.set_refs_with(p, local)?);
                 }
                 self.subplans += 1;
-                Ok(Expr::SubPlan(Box::new(SubPlan { kind, plan: Arc::new(plan), args, test, op, ty, id: self.subplans - 1 })))
+                let cache = self.cacheable_subplans && !args.is_empty() && !sublink::query_volatile(&query);
+                Ok(Expr::SubPlan(Box::new(SubPlan { kind, plan: Arc::new(plan), args, test, op, ty, id: self.subplans - 1, cache })))
             }
             other => other.try_map_children(&mut |c| self.set_refs_with(c, local)),
         }
@@ -442,6 +459,7 @@ impl<'a> Planner<'a> {
         }
         match e {
             Expr::Column(j, ty) if j < aggs.len() => Ok(Expr::Column(ng + j, ty)),
+            Expr::Var(v) if v.levels_up == 0 && v.rte == OUTER_AGG_RTE => Ok(Expr::Column(ng + v.col, v.ty)),
             Expr::Agg(a) => {
                 let j = aggs.iter().position(|x| *x == *a).ok_or_else(|| PgError::internal("aggregate not collected"))?;
                 Ok(Expr::Column(ng + j, a.ty))
@@ -468,7 +486,8 @@ impl<'a> Planner<'a> {
                     args.push(self.set_refs_grouped(p, groups, aggs, ng, from_layout)?);
                 }
                 self.subplans += 1;
-                Ok(Expr::SubPlan(Box::new(SubPlan { kind, plan: Arc::new(plan), args, test, op, ty, id: self.subplans - 1 })))
+                let cache = self.cacheable_subplans && !args.is_empty() && !sublink::query_volatile(&query);
+                Ok(Expr::SubPlan(Box::new(SubPlan { kind, plan: Arc::new(plan), args, test, op, ty, id: self.subplans - 1, cache })))
             }
             other => other.try_map_children(&mut |c| self.set_refs_grouped(c, groups, aggs, ng, from_layout)),
         }
@@ -570,47 +589,62 @@ impl<'a> Planner<'a> {
             let filter = self.convert_all(quals, &Layout::default())?;
             return Ok((Plan::Result { exprs: vec![], filter }, Layout::default()));
         }
-        // [NOT] EXISTS correlated only by equalities become semi (anti)
-        // joins, applied once the FROM items are joined.
-        let mut semi_joins = Vec::new();
-        let quals: Vec<Expr> = if q.command == crate::query::CommandKind::Select {
-            quals
-                .into_iter()
-                .filter_map(|e| match exists_as_semi_join(self.b, &e) {
-                    Some(sj) => {
-                        semi_joins.push(sj);
-                        None
+        // WHERE sublinks that can become semi (anti) joins are joined in
+        // as soon as the FROM items they read are.
+        let mut semi_joins: Vec<(Vec<usize>, sublink::SemiJoin)> = Vec::new();
+        let mut rest = Vec::with_capacity(quals.len());
+        let mut work: std::collections::VecDeque<Expr> = quals.into();
+        let mut next_rte = q.rtable.len();
+        while let Some(e) = work.pop_front() {
+            match sublink::pull_up(&e, next_rte) {
+                Some(sublink::PulledUp::Join(sj, more)) => {
+                    next_rte += 1;
+                    let mut refs = Vec::new();
+                    for c in &sj.quals {
+                        referenced_rtes(c, 0, &mut refs);
                     }
-                    None => Some(e),
-                })
-                .collect()
-        } else {
-            quals
-        };
-        let (plan, layout) = self.plan_from_joined(q, from, quals, with_keys)?;
-        let mut plan = plan;
-        for sj in semi_joins {
-            let (right, _) = self.plan_subquery(&sj.query, true)?;
-            let mut left_keys = Vec::with_capacity(sj.outer_keys.len());
-            for k in sj.outer_keys {
-                left_keys.push(self.set_refs(k, &layout)?);
+                    refs.retain(|r| *r != sj.rte);
+                    semi_joins.push((refs, sj));
+                    work.extend(more);
+                }
+                Some(sublink::PulledUp::Split(more)) => work.extend(more),
+                None => rest.push(e),
             }
-            let right_keys = sj.inner_types.iter().enumerate().map(|(i, t)| Expr::Column(i, *t)).collect();
-            plan = Plan::HashJoin {
-                left: plan.boxed(),
-                right: right.boxed(),
-                kind: if sj.negated { JoinKind::Anti } else { JoinKind::Semi },
-                left_keys,
-                right_keys,
-                predicate: None,
-                left_width: layout.width,
-                right_width: sj.inner_types.len(),
-            };
         }
-        Ok((plan, layout))
+        self.plan_from_joined(q, from, rest, semi_joins, with_keys)
     }
 
-    fn plan_from_joined(&mut self, q: &Query, from: &[FromItem], quals: Vec<Expr>, with_keys: bool) -> PgResult<(Plan, Layout)> {
+    /// Joins in the semi (anti) joins whose conditions read only FROM
+    /// items already joined (`joined`).
+    fn join_ready_semi_joins(
+        &mut self,
+        mut plan: Plan,
+        layout: &Layout,
+        joined: &[usize],
+        semi_joins: &mut Vec<(Vec<usize>, sublink::SemiJoin)>,
+    ) -> PgResult<Plan> {
+        let mut i = 0;
+        while i < semi_joins.len() {
+            if !semi_joins[i].0.iter().all(|r| joined.contains(r)) {
+                i += 1;
+                continue;
+            }
+            let (_, sj) = semi_joins.remove(i);
+            let (right, _) = self.plan_subquery(&sj.query, true)?;
+            let rlayout = Layout::single(sj.rte, sj.width, false);
+            plan = self.make_join(sj.kind, plan, layout.clone(), right, rlayout, sj.quals)?.0;
+        }
+        Ok(plan)
+    }
+
+    fn plan_from_joined(
+        &mut self,
+        q: &Query,
+        from: &[FromItem],
+        quals: Vec<Expr>,
+        mut semi_joins: Vec<(Vec<usize>, sublink::SemiJoin)>,
+        with_keys: bool,
+    ) -> PgResult<(Plan, Layout)> {
         // Conjuncts referencing nothing at this level (constants, outer
         // references) can be checked anywhere; keep them for the top.
         let mut pending: Vec<(Vec<usize>, Expr)> = quals
@@ -650,6 +684,7 @@ impl<'a> Planner<'a> {
         // joined so far by an equality, falling back to FROM order.
         let (first, mut layout, mut joined) = items.remove(0);
         let Item::Plain(mut plan) = first else { return Err(PgError::internal("LATERAL item first in FROM")) };
+        plan = self.join_ready_semi_joins(plan, &layout, &joined, &mut semi_joins)?;
         while !items.is_empty() {
             let pick = if any_lateral {
                 0
@@ -674,9 +709,12 @@ impl<'a> Planner<'a> {
                 Item::Plain(rplan) => self.make_join(JoinKind::Inner, plan, layout, rplan, rlayout, join_quals)?,
                 Item::Lateral(rplan, args) => self.make_lateral_join(JoinKind::Inner, plan, layout, rplan, args, rlayout, join_quals)?,
             };
-            plan = p;
+            plan = self.join_ready_semi_joins(p, &l, &all, &mut semi_joins)?;
             layout = l;
             joined = all;
+        }
+        if !semi_joins.is_empty() {
+            return Err(PgError::internal("semi join over range table entries not in FROM"));
         }
         let rest: Vec<Expr> = pending.into_iter().map(|(_, e)| e).collect();
         if let Some(pred) = self.convert_all(rest, &layout)? {
@@ -1496,11 +1534,36 @@ fn ungrouped_vars(e: &Expr, groups: &[Expr], depth: u32, out: &mut Vec<Expr>) {
     }
 }
 
+/// The range table index by which a subquery refers to an aggregate of
+/// an enclosing query (an outer-level aggregate): column `j` of it, at
+/// that query's level, is `aggs[j]` of its Agg node.
+const OUTER_AGG_RTE: usize = usize::MAX - 1;
+
 /// Replaces each aggregate call of this level in `e` by `Column(j)`, where
-/// `out[j]` is the call (equal calls share one entry).
+/// `out[j]` is the call (equal calls share one entry). Outer-level
+/// aggregates of this level inside sublinks are computed here too: they
+/// are added to `out` and replaced in the sublink by a reference to this
+/// level's `OUTER_AGG_RTE`, which reaches the subplan as a parameter.
 fn number_aggs(e: Expr, out: &mut Vec<AggCall>) -> Expr {
     match e {
-        Expr::Agg(a) => {
+        Expr::SubLink { kind, test, op, mut query, ty } => {
+            let test = test.map(|t| Box::new(number_aggs(*t, out)));
+            sublink::rewrite_query_deep(
+                &mut query,
+                1,
+                &mut |x, depth| match x {
+                    Expr::Agg(a) if a.levels_up == depth => {
+                        let ty = a.ty;
+                        out.push(lift_agg(*a, depth));
+                        Expr::Var(Var { rte: OUTER_AGG_RTE, col: out.len() - 1, levels_up: depth, ty })
+                    }
+                    other => other,
+                },
+                &mut |_, _| {},
+            );
+            Expr::SubLink { kind, test, op, query, ty }
+        }
+        Expr::Agg(a) if a.levels_up == 0 => {
             let ty = a.ty;
             let j = match out.iter().position(|x| *x == *a) {
                 Some(j) => j,
@@ -1515,93 +1578,33 @@ fn number_aggs(e: Expr, out: &mut Vec<AggCall>) -> Expr {
     }
 }
 
-/// A `[NOT] EXISTS (subquery)` conjunct planned as a semi (anti) join: the
-/// subquery with its correlating equalities taken out of its WHERE and
-/// their inner sides as its output columns, joined on the outer sides.
-struct SemiJoin {
-    negated: bool,
-    query: Query,
-    outer_keys: Vec<Expr>,
-    inner_types: Vec<tusk_types::SqlType>,
-}
-
-/// PostgreSQL's pull-up of EXISTS sublinks (convert_EXISTS_sublink_to_join),
-/// for the shape that matters most: a plain SELECT ... FROM ... WHERE whose
-/// only references to the enclosing query are in `inner = outer` conjuncts
-/// of its WHERE, with hash-compatible types. Anything else stays a SubPlan.
-fn exists_as_semi_join(b: &Builtins, e: &Expr) -> Option<SemiJoin> {
-    let (negated, sublink) = match e {
-        Expr::Bool { op: BoolOp::Not, args } if args.len() == 1 => (true, &args[0]),
-        other => (false, other),
+/// An outer-level aggregate found `d` levels down, moved out to the level
+/// that computes it: references in it to that level and beyond come `d`
+/// levels nearer.
+fn lift_agg(mut a: AggCall, d: u32) -> AggCall {
+    let mut lower = |e: Expr| {
+        sublink::rewrite_deep(
+            e,
+            0,
+            &mut |x, depth| match x {
+                Expr::Var(mut v) if v.levels_up >= depth + d => {
+                    v.levels_up -= d;
+                    Expr::Var(v)
+                }
+                other => other,
+            },
+            &mut |levels_up, depth| {
+                if *levels_up >= depth + d {
+                    *levels_up -= d;
+                }
+            },
+        )
     };
-    let Expr::SubLink { kind: SubLinkKind::Exists, query, .. } = sublink else { return None };
-    let sq: &Query = query;
-    let plain = sq.set_op.is_none()
-        && sq.group_by.is_empty()
-        && sq.having.is_none()
-        && !sq.has_aggs
-        && sq.limit.is_none()
-        && sq.offset.is_none()
-        && !sq.row_lock
-        && !sq.from.is_empty()
-        && sq.ctes.is_empty()
-        && !sq.targets.iter().any(|t| has_set_returning(&t.expr));
-    if !plain {
-        return None;
-    }
-    let mut conds = Vec::new();
-    if let Some(w) = &sq.quals {
-        conjuncts(w.clone(), &mut conds);
-    }
-    let mut kept = Vec::new();
-    let mut outer_keys = Vec::new();
-    let mut inner_keys = Vec::new();
-    for c in conds {
-        let mut outer = Vec::new();
-        referenced_rtes(&c, 1, &mut outer);
-        if outer.is_empty() {
-            kept.push(c);
-            continue;
-        }
-        let (x, y) = hashable_equality(b, &c)?;
-        let refs = |e: &Expr, depth: u32| {
-            let mut r = Vec::new();
-            referenced_rtes(e, depth, &mut r);
-            r
-        };
-        // Inner side: this level only; outer side: the enclosing level only.
-        let only_outer = |e: &Expr| refs(e, 0).is_empty() && !refs(e, 1).is_empty() && !e.is_volatile() && !has_deeper_refs(e, 1);
-        let only_inner = |e: &Expr| refs(e, 1).is_empty() && !has_deeper_refs(e, 0);
-        let (inner, outer) = if only_outer(&y) && only_inner(&x) {
-            (x, y)
-        } else if only_outer(&x) && only_inner(&y) {
-            (y, x)
-        } else {
-            return None;
-        };
-        inner_keys.push(inner);
-        outer_keys.push(lower_levels(outer));
-    }
-    if outer_keys.is_empty() {
-        return None;
-    }
-    let mut rewritten = sq.clone();
-    rewritten.quals = and_all(kept);
-    rewritten.sort.clear();
-    rewritten.distinct = crate::query::Distinct::None;
-    rewritten.targets = inner_keys
-        .iter()
-        .enumerate()
-        .map(|(i, e)| crate::query::TargetEntry { expr: e.clone(), name: format!("k{i}"), junk: false, origin: None })
-        .collect();
-    // Nothing else in the subquery may reach the enclosing query.
-    let mut left = Vec::new();
-    query_outer_refs(&rewritten, 1, &mut left);
-    if !left.is_empty() {
-        return None;
-    }
-    let inner_types = inner_keys.iter().map(|e| e.ty()).collect();
-    Some(SemiJoin { negated, query: rewritten, outer_keys, inner_types })
+    a.args = std::mem::take(&mut a.args).into_iter().map(&mut lower).collect();
+    a.filter = a.filter.take().map(|f| Box::new(lower(*f)));
+    a.order_by = std::mem::take(&mut a.order_by).into_iter().map(|(e, desc, nf)| (lower(e), desc, nf)).collect();
+    a.levels_up = 0;
+    a
 }
 
 /// Whether an expression calls a set-returning function (in a target
@@ -1616,26 +1619,6 @@ fn has_set_returning(e: &Expr) -> bool {
         }
     });
     found
-}
-
-/// Whether an expression refers past `depth` levels up (or holds a
-/// sublink, whose references are harder to account for).
-fn has_deeper_refs(e: &Expr, depth: u32) -> bool {
-    let mut found = false;
-    e.walk(&mut |x| match x {
-        Expr::Var(v) if v.levels_up > depth => found = true,
-        Expr::SubLink { .. } | Expr::SubPlan(_) | Expr::OuterParam(..) => found = true,
-        _ => {}
-    });
-    found
-}
-
-/// An expression of the subquery's enclosing level, moved up to it.
-fn lower_levels(e: Expr) -> Expr {
-    match e {
-        Expr::Var(v) => Expr::Var(Var { levels_up: v.levels_up - 1, ..v }),
-        other => other.map_children(&mut lower_levels),
-    }
 }
 
 fn is_equality(b: &Builtins, e: &Expr) -> bool {
