@@ -756,7 +756,9 @@ impl Connection {
     fn send_notices(&mut self) -> std::io::Result<()> {
         let notices: Vec<PgError> = std::mem::take(&mut *self.sql.notices.borrow_mut());
         for n in notices {
-            self.out.error(&n)?;
+            if self.sql.settings.borrow().sends_to_client(n.severity) {
+                self.out.error(&n)?;
+            }
         }
         Ok(())
     }

@@ -275,6 +275,32 @@ impl Settings {
         Ok(display_value(def, &raw))
     }
 
+    /// Whether a message of `severity` goes to the client under
+    /// client_min_messages (PostgreSQL's rule: INFO always does, errors
+    /// always do, others when at or above the setting's level).
+    pub fn sends_to_client(&self, severity: tusk_types::Severity) -> bool {
+        use tusk_types::Severity as S;
+        // elog.h's levels: DEBUG1..5 = 10..14, LOG 15, NOTICE 18, WARNING 19, ERROR 21.
+        let rank = |sev: S| match sev {
+            S::Debug => 14,
+            S::Log => 15,
+            S::Info | S::Notice => 18,
+            S::Warning => 19,
+            S::Error | S::Fatal | S::Panic => 21,
+        };
+        if matches!(severity, S::Info | S::Error | S::Fatal | S::Panic) {
+            return true;
+        }
+        let min = match self.values.get("client_min_messages").map(|v| v.to_ascii_lowercase()).as_deref() {
+            Some("debug5" | "debug4" | "debug3" | "debug2" | "debug1" | "debug") => 10,
+            Some("log") => 15,
+            Some("warning") => 19,
+            Some("error") => 21,
+            _ => 18,
+        };
+        rank(severity) >= min
+    }
+
     /// current_setting(name, missing_ok)
     pub fn current_setting(&self, name: &str, missing_ok: bool) -> PgResult<Option<String>> {
         match self.show(name) {

@@ -128,7 +128,7 @@ impl<'s> Ddl<'s> {
     }
 
     /// New storage for a relation this transaction creates or rewrites.
-    fn storage(&self) -> PgResult<u32> {
+    pub(crate) fn storage(&self) -> PgResult<u32> {
         let id = new_storage_id(&self.s.cluster.engine)?;
         self.s.note_fresh_storage(id);
         Ok(id)
@@ -1403,7 +1403,7 @@ fn collation_oid(name: &str) -> PgResult<Oid> {
 }
 
 /// Fills a new index from the table's existing rows.
-fn build_index(d: &Ddl, rel: &Relation, idx_oid: Oid) -> PgResult<()> {
+pub(crate) fn build_index(d: &Ddl, rel: &Relation, idx_oid: Oid) -> PgResult<()> {
     // Re-read the catalog through the transaction so the table sees its new index.
     let cat = Arc::new(store::load_database(d.txn()?, d.db())?);
     let table_rel = cat.relation(rel.oid).ok_or_else(|| PgError::internal("table vanished"))?.clone();

@@ -13,6 +13,7 @@ pub mod grant;
 pub mod inherit;
 pub mod naming;
 pub mod owned;
+pub mod reindex;
 pub mod role;
 pub mod sequence;
 pub mod table_like;
@@ -139,6 +140,10 @@ pub(crate) fn execute_ddl_node(s: &mut SqlSession, node: &NodeEnum, sql: &str) -
                 37 => "DROP SCHEMA",
                 _ => "DROP",
             })
+        }
+        NodeEnum::ReindexStmt(r) => {
+            reindex::reindex(s, r, sql)?;
+            UtilityResult::tag("REINDEX")
         }
         NodeEnum::TruncateStmt(t) => {
             ddl::truncate(s, t, sql)?;
@@ -280,6 +285,8 @@ fn is_write_utility(node: &NodeEnum) -> bool {
             | NodeEnum::DeclareCursorStmt(_)
             | NodeEnum::FetchStmt(_)
             | NodeEnum::ClosePortalStmt(_)
+            // Rebuilds storage without changing what anyone reads (PostgreSQL's COMMAND_OK_IN_READ_ONLY_TXN).
+            | NodeEnum::ReindexStmt(_)
     )
 }
 
