@@ -537,6 +537,7 @@ impl Connection {
                 self.read_timeout = timeout;
             }
             self.handle.set_idle_state(self.block != Block::Idle, self.block == Block::Failed);
+            self.handle.watch_client(None);
             let frame = match protocol::read_frame(&mut self.reader, protocol::message_limit) {
                 Ok(Some(m)) => m,
                 _ if self.handle.interrupt.is_terminated() => {
@@ -763,6 +764,9 @@ impl Connection {
     }
 
     fn send_error(&mut self, e: PgError) -> std::io::Result<()> {
+        if self.handle.interrupt.ends_session() {
+            return self.end_session(e);
+        }
         self.send_notices()?;
         self.out.error(&e)?;
         if self.lost_sync {
@@ -772,6 +776,22 @@ impl Connection {
             return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, "protocol synchronization was lost"));
         }
         Ok(())
+    }
+
+    /// The statement failed because the session must end (PostgreSQL's
+    /// ProcessInterrupts raising FATAL): a terminated session tells its
+    /// client why; a client found gone is told nothing. The error ends the
+    /// message loop, after which the transaction rolls back.
+    fn end_session(&mut self, e: PgError) -> std::io::Result<()> {
+        if self.handle.interrupt.is_terminated() {
+            let _ = self.send_notices();
+            let _ = self.out.error(&e);
+            if e.code != sqlstate::ADMIN_SHUTDOWN {
+                let _ = self.out.error(&PgError::fatal(sqlstate::ADMIN_SHUTDOWN, "terminating connection due to administrator command"));
+            }
+            let _ = self.out.flush();
+        }
+        Err(std::io::Error::new(std::io::ErrorKind::ConnectionAborted, "the session ends"))
     }
 
     /// After an error: a block becomes failed, an implicit transaction rolls back.
@@ -1003,7 +1023,9 @@ impl Connection {
         }
         self.start_statement();
         let text = parser::statement_text(sql, stmt).to_string();
-        self.handle.set_query(&text);
+        // pg_stat_activity shows the client's whole query string, as
+        // PostgreSQL's exec_simple_query reports it.
+        self.handle.set_query(sql);
         let result = if let NodeEnum::CopyStmt(copy) = &stmt.node {
             self.copy(copy, &text)
         } else if commands::is_utility(&stmt.node) {
@@ -1131,8 +1153,10 @@ impl Connection {
         let settings = self.sql.settings.borrow();
         let st = if settings.statement_timeout_ms > 0 { Some(Duration::from_millis(settings.statement_timeout_ms)) } else { None };
         let lt = if settings.lock_timeout_ms > 0 { Some(Duration::from_millis(settings.lock_timeout_ms)) } else { None };
+        let check = settings.client_connection_check_interval_ms;
         drop(settings);
         self.sql.interrupt.start_statement(st, lt);
+        self.handle.watch_client((check > 0).then(|| Duration::from_millis(check)));
     }
 
     fn complete(&mut self, tag: &str) -> PgResult<()> {
@@ -1742,6 +1766,8 @@ impl Connection {
             })?
         };
         portal.sent += count;
+        // WARNINGs the rows' functions raised (pg_cancel_backend's).
+        self.send_notices().map_err(io_err)?;
         if done {
             let tag = command_tag(&stmt.node, portal.sent, run.rows_modified());
             self.sql.interrupt.end_statement();

@@ -942,6 +942,9 @@ impl QueryRun {
                 if max > 0 && n >= max {
                     return Ok(false);
                 }
+                // Rows read back from memory (a sort's, a CTE's) pass no
+                // other check on their way to the client.
+                cx.check()?;
                 match node.next(&cx)? {
                     Some(mut row) => {
                         // A record whose text would pass 1 GB fails here,
@@ -1128,6 +1131,7 @@ impl<'a> Env for SessionEnv<'a> {
     }
     fn sleep(&self, seconds: f64) -> PgResult<()> {
         let end = std::time::Instant::now() + std::time::Duration::from_secs_f64(seconds.max(0.0).min(1e9));
+        let _waiting = self.s.interrupt.wait_for(tusk_storage::Wait::Sleep);
         loop {
             self.s.interrupt.check()?;
             let now = std::time::Instant::now();
@@ -1142,6 +1146,19 @@ impl<'a> Env for SessionEnv<'a> {
     }
     fn backend_activity(&self) -> Vec<crate::cluster::BackendActivity> {
         self.s.cluster.activity()
+    }
+    fn backend_role(&self, pid: i32) -> Option<String> {
+        self.s.cluster.backend_role(pid)
+    }
+    fn signal_backend(&self, pid: i32, terminate: bool) -> bool {
+        if terminate {
+            self.s.cluster.terminate_backend(pid)
+        } else {
+            self.s.cluster.cancel_backend(pid)
+        }
+    }
+    fn notice(&self, notice: PgError) {
+        self.s.notices.borrow_mut().push(notice);
     }
 
     fn prepared_statements(&self) -> Vec<(String, PreparedStatementInfo)> {

@@ -37,6 +37,11 @@ pub struct GucDef {
     pub extra_desc: String,
 }
 
+/// client_connection_check_interval's default in Tusk. PostgreSQL's is 0
+/// (no checks), which lets a statement whose client is gone run on, holding
+/// its locks, until it ends by itself.
+pub const CLIENT_CONNECTION_CHECK_MS: u64 = 1000;
+
 pub const SERVER_VERSION: &str = "15.18 (Tusk 0.1.0)";
 pub const SERVER_VERSION_NUM: &str = "150018";
 
@@ -87,6 +92,12 @@ fn table() -> &'static GucTable {
                 "max_connections" => d.boot = "100".into(),
                 "shared_buffers" => d.boot = "16384".into(),
                 "transaction_isolation" => d.boot = "read committed".into(),
+                "client_connection_check_interval" => {
+                    d.boot = CLIENT_CONNECTION_CHECK_MS.to_string();
+                    d.extra_desc = format!(
+                        "A value of 0 turns off the checks. Unlike PostgreSQL, whose default is 0, Tusk checks every {CLIENT_CONNECTION_CHECK_MS} ms by default, so that a statement whose client went away stops and releases its locks."
+                    );
+                }
                 _ => {}
             }
             defs.push(d);
@@ -173,6 +184,9 @@ pub struct Settings {
     pub statement_timeout_ms: u64,
     pub lock_timeout_ms: u64,
     pub idle_in_transaction_timeout_ms: u64,
+    /// How often a running statement's session checks that its client is
+    /// still connected (0: never); see `CLIENT_CONNECTION_CHECK_MS`.
+    pub client_connection_check_interval_ms: u64,
     pub synchronous_commit: bool,
     pub bytea_output_hex: bool,
     pub standard_conforming_strings: bool,
@@ -212,6 +226,7 @@ impl Default for Settings {
             statement_timeout_ms: 0,
             lock_timeout_ms: 0,
             idle_in_transaction_timeout_ms: 0,
+            client_connection_check_interval_ms: CLIENT_CONNECTION_CHECK_MS,
             synchronous_commit: true,
             bytea_output_hex: true,
             standard_conforming_strings: true,
@@ -538,6 +553,10 @@ impl Settings {
             }
             "idle_in_transaction_session_timeout" => {
                 self.idle_in_transaction_timeout_ms = canonical.parse().unwrap_or(0);
+                canonical
+            }
+            "client_connection_check_interval" => {
+                self.client_connection_check_interval_ms = canonical.parse().unwrap_or(0);
                 canonical
             }
             "synchronous_commit" => {

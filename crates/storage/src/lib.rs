@@ -14,4 +14,4 @@ pub mod txn;
 
 pub use bulk::BulkWriter;
 pub use engine::{Engine, EngineOptions};
-pub use txn::{Interrupt, Isolation, KeyValue, ScanStream, Txn};
+pub use txn::{Interrupt, Isolation, KeyValue, ScanStream, Txn, Wait};

@@ -58,18 +58,60 @@ impl Isolation {
 /// without waiting).
 const LOCK_WAIT_SLICE_MS: i64 = 20;
 
-/// Cancellation and timeouts of the statement running in a session. The
-/// protocol layer sets `cancel` (CancelRequest, pg_cancel_backend); the
-/// session sets the deadline from statement_timeout. Long loops in the
-/// executor and lock waits call `check`.
+/// Cancellation and timeouts of the statement running in a session
+/// (PostgreSQL's interrupt flags, which CHECK_FOR_INTERRUPTS reads). The
+/// protocol layer sets `cancel` (CancelRequest, pg_cancel_backend),
+/// `terminate` (pg_terminate_backend, a fast shutdown) and `client_lost`
+/// (client_connection_check_interval found the socket closed); the
+/// session sets the deadlines from statement_timeout and lock_timeout.
+/// Long loops in the executor, lock waits and sleeps call `check`, which
+/// is one relaxed load while nothing is pending.
 #[derive(Debug, Default)]
 pub struct Interrupt {
+    /// Set with any of the reasons below, so `check` reads one flag.
     cancel: AtomicBool,
     terminate: AtomicBool,
+    client_lost: AtomicBool,
     /// Microseconds since `epoch` after which the statement times out; 0 = none.
     deadline_us: AtomicU64,
     lock_deadline_us: AtomicU64,
+    /// What the statement waits for (a `Wait`), for pg_stat_activity.
+    wait: std::sync::atomic::AtomicU8,
     epoch: once_epoch::Epoch,
+}
+
+/// What a statement waits for, as pg_stat_activity's wait_event_type and
+/// wait_event name it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Wait {
+    Nothing = 0,
+    /// Another transaction's row (PostgreSQL waits on its transaction id).
+    Row = 1,
+    /// Another transaction's relation lock.
+    Relation = 2,
+    /// pg_sleep.
+    Sleep = 3,
+}
+
+impl Wait {
+    /// (wait_event_type, wait_event) as PostgreSQL reports them.
+    pub fn event(self) -> Option<(&'static str, &'static str)> {
+        match self {
+            Wait::Nothing => None,
+            Wait::Row => Some(("Lock", "transactionid")),
+            Wait::Relation => Some(("Lock", "relation")),
+            Wait::Sleep => Some(("Timeout", "PgSleep")),
+        }
+    }
+}
+
+/// Marks a wait for as long as it lives.
+pub struct Waiting<'a>(&'a Interrupt);
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.0.wait.store(Wait::Nothing as u8, Ordering::Relaxed);
+    }
 }
 
 mod once_epoch {
@@ -97,13 +139,33 @@ impl Interrupt {
         self.cancel.store(true, Ordering::SeqCst);
     }
 
+    /// The client's socket was found closed while a statement ran: the
+    /// statement stops and the session ends (PostgreSQL's
+    /// ClientConnectionLost).
+    pub fn client_lost(&self) {
+        self.client_lost.store(true, Ordering::SeqCst);
+        self.cancel.store(true, Ordering::SeqCst);
+    }
+
     pub fn is_terminated(&self) -> bool {
         self.terminate.load(Ordering::Relaxed)
     }
 
+    pub fn is_client_lost(&self) -> bool {
+        self.client_lost.load(Ordering::Relaxed)
+    }
+
+    /// Whether the session must end (terminated, or its client is gone).
+    pub fn ends_session(&self) -> bool {
+        self.is_terminated() || self.is_client_lost()
+    }
+
     /// Called at the start of each statement.
     pub fn start_statement(&self, statement_timeout: Option<Duration>, lock_timeout: Option<Duration>) {
-        self.cancel.store(self.terminate.load(Ordering::Relaxed), Ordering::SeqCst);
+        // A cancel that arrived between statements is dropped, as
+        // PostgreSQL ignores one while it reads a command; an end of the
+        // session is not.
+        self.cancel.store(self.ends_session(), Ordering::SeqCst);
         let now = self.epoch.0.elapsed();
         let deadline = |d: Option<Duration>| d.map(|d| (now + d).as_micros() as u64).unwrap_or(0);
         self.deadline_us.store(deadline(statement_timeout), Ordering::SeqCst);
@@ -115,15 +177,36 @@ impl Interrupt {
         self.lock_deadline_us.store(0, Ordering::SeqCst);
     }
 
+    /// The statement starts waiting for `what`, until the guard goes.
+    pub fn wait_for(&self, what: Wait) -> Waiting<'_> {
+        self.wait.store(what as u8, Ordering::Relaxed);
+        Waiting(self)
+    }
+
+    /// What the statement waits for now.
+    pub fn waiting(&self) -> Wait {
+        match self.wait.load(Ordering::Relaxed) {
+            1 => Wait::Row,
+            2 => Wait::Relation,
+            3 => Wait::Sleep,
+            _ => Wait::Nothing,
+        }
+    }
+
     /// Errors with 57014 if the statement was canceled or ran past statement_timeout.
     #[inline]
     pub fn check(&self) -> PgResult<()> {
         if self.cancel.load(Ordering::Relaxed) {
+            // ProcessInterrupts' order: a termination first, then a lost
+            // client, then a cancel.
             if self.terminate.load(Ordering::Relaxed) {
                 return Err(PgError::fatal(
                     sqlstate::ADMIN_SHUTDOWN,
                     "terminating connection due to administrator command",
                 ));
+            }
+            if self.client_lost.load(Ordering::Relaxed) {
+                return Err(PgError::fatal(sqlstate::CONNECTION_FAILURE, "connection to client lost"));
             }
             return Err(PgError::new(sqlstate::QUERY_CANCELED, "canceling statement due to user request"));
         }
@@ -570,6 +653,7 @@ impl Txn {
 
     fn lock_key(&self, key: &[u8], exclusive: bool) -> PgResult<Option<Vec<u8>>> {
         let interrupt = self.interrupt.clone();
+        let mut waiting = None;
         loop {
             let txn = self.rocks();
             // No snapshot in the read options: the newest version (plus own
@@ -581,7 +665,10 @@ impl Txn {
                     self.predicate_read(key, None)?;
                     return Ok(v);
                 }
-                Err(e) if e.kind() == rocksdb::ErrorKind::TimedOut => interrupt.check_lock_wait()?,
+                Err(e) if e.kind() == rocksdb::ErrorKind::TimedOut => {
+                    waiting.get_or_insert_with(|| interrupt.wait_for(lock_wait(key)));
+                    interrupt.check_lock_wait()?
+                }
                 Err(e) => return Err(map_write_error(e)),
             }
         }
@@ -608,6 +695,7 @@ impl Txn {
         self.serializable_snapshot();
         self.predicate_write(key)?;
         let interrupt = self.interrupt.clone();
+        let mut waiting = None;
         loop {
             let txn = self.rocks();
             let result = match value {
@@ -616,7 +704,10 @@ impl Txn {
             };
             match result {
                 Ok(()) => return Ok(()),
-                Err(e) if e.kind() == rocksdb::ErrorKind::TimedOut => interrupt.check_lock_wait()?,
+                Err(e) if e.kind() == rocksdb::ErrorKind::TimedOut => {
+                    waiting.get_or_insert_with(|| interrupt.wait_for(lock_wait(key)));
+                    interrupt.check_lock_wait()?
+                }
                 Err(e) => return Err(map_write_error(e)),
             }
         }
@@ -829,6 +920,17 @@ impl Txn {
         if let Some(txn) = self.inner.take() {
             let _ = txn.rollback();
         }
+    }
+}
+
+/// What waiting for `key`'s lock is: relation locks have keys of their
+/// own; everything else is a row (or catalog entry) another transaction
+/// wrote.
+fn lock_wait(key: &[u8]) -> Wait {
+    if key.first() == Some(&crate::keys::LOCK_PREFIX) {
+        Wait::Relation
+    } else {
+        Wait::Row
     }
 }
 

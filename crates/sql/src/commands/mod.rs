@@ -7,12 +7,17 @@ pub mod copy;
 pub mod create_as;
 pub mod cursor;
 pub mod ddl;
+pub mod dependency;
 pub mod explain;
 pub mod grant;
+pub mod inherit;
 pub mod naming;
+pub mod owned;
 pub mod reindex;
 pub mod role;
 pub mod sequence;
+pub mod table_like;
+pub mod table_settings;
 
 use pg_query::protobuf::{self as pb, Node};
 use pg_query::NodeEnum;
@@ -90,7 +95,7 @@ pub(crate) fn execute_ddl_node(s: &mut SqlSession, node: &NodeEnum, sql: &str) -
     }
     match node {
         NodeEnum::CreateStmt(c) => {
-            ddl::create_table(s, c, sql)?;
+            table_like::create_table(s, c, sql)?;
             UtilityResult::tag("CREATE TABLE")
         }
         NodeEnum::CreateTableAsStmt(c) => match create_as::create_table_as(s, c, sql)? {
@@ -237,6 +242,14 @@ pub(crate) fn execute_ddl_node(s: &mut SqlSession, node: &NodeEnum, sql: &str) -
         NodeEnum::DropRoleStmt(d) => {
             role::drop_role(s, d)?;
             UtilityResult::tag("DROP ROLE")
+        }
+        NodeEnum::DropOwnedStmt(d) => {
+            owned::drop_owned(s, d, sql)?;
+            UtilityResult::tag("DROP OWNED")
+        }
+        NodeEnum::ReassignOwnedStmt(r) => {
+            owned::reassign_owned(s, r)?;
+            UtilityResult::tag("REASSIGN OWNED")
         }
         NodeEnum::GrantStmt(g) => {
             grant::grant(s, g, sql)?;
