@@ -20,7 +20,7 @@ use tusk_types::{sqlstate, PgError, PgResult, SqlType};
 use crate::catalog::builtin::Builtins;
 use crate::catalog::{builtins, DbCatalog};
 use crate::catalog::Relation;
-use crate::expr::{AggCall, BoolOp, Expr, SubLinkKind, SubPlan, SystemColumn, Var, WindowCall};
+use crate::expr::{AggCall, BoolOp, Expr, SubPlan, SystemColumn, Var, WindowCall};
 use crate::plan::*;
 use crate::plan::SortKey;
 use crate::query::*;
