@@ -271,7 +271,12 @@ impl<'a> Analyzer<'a> {
                         n
                     }).collect();
                 }
+                // An aggregate inside it that belongs to this level (its
+                // arguments read only this level's columns, through LATERAL)
+                // is refused (EXPR_KIND_FROM_SUBSELECT).
+                let forbidden = self.level().agg_forbidden.replace("FROM clause of their own query level");
                 let q = self.analyze_select_stmt(sub);
+                self.level().agg_forbidden = forbidden;
                 self.level().namespace = saved;
                 let q = q?;
                 let rte = self.subquery_rte(q, alias, rs.lateral)?;
