@@ -53,6 +53,7 @@ REINDEX TABLE rx;
 REINDEX SCHEMA rxs;
 RESET ROLE;
 -- client_min_messages
+SET client_min_messages = chatty;
 SET client_min_messages = warning;
 DROP TABLE IF EXISTS no_such_table;
 REINDEX TABLE rx_plain;

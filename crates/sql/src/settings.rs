@@ -509,7 +509,8 @@ impl Settings {
                 match found {
                     Some(e) => e.clone(),
                     None => {
-                        let list = def.enumvals.iter().map(|e| format!("\"{e}\"")).collect::<Vec<_>>().join(", ");
+                        // PostgreSQL 15 lists the names bare (config_enum_get_options).
+                        let list = def.enumvals.join(", ");
                         return Err(invalid_value(&def.name, value).with_hint(format!("Available values: {list}.")));
                     }
                 }
