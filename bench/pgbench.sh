@@ -11,6 +11,11 @@
 #        select-simple    -S -M simple    -c CLIENTS -j THREADS
 #        tpcb-prepared    (tpcb-like) -M prepared -c CLIENTS -j THREADS
 #        select-c100      -S -M prepared  -c 100 -j 2   (peak memory under many connections)
+#      and, only when asked for with --configs (bench/pgbench_serializable.sh):
+#        tpcb-serializable  tpcb-like -M prepared -c CLIENTS -j THREADS
+#                           --max-tries=MAX_TRIES, every transaction SERIALIZABLE
+#                           (PGOPTIONS=-c default_transaction_isolation=serializable);
+#                           its serialization failures are retried and counted
 #   3. peak server memory during every step: the sum over the server's
 #      processes (PostgreSQL: postmaster + all children; Tusk: its one process)
 #      of PSS from /proc/PID/smaps_rollup (falls back to RSS, and says so),
@@ -48,6 +53,7 @@
 #                         dtGvp generates the data server-side instead of COPY)
 #   --mem-interval SECONDS  memory sampling period (default 0.2)
 #   --configs LIST        comma-separated subset of the configurations above
+#   --max-tries N         pgbench --max-tries of tpcb-serializable (default 10)
 #   --only tusk|pg        benchmark one server only
 #   --results FILE        where to write the results (default bench/results/<timestamp>.txt)
 #   --no-build            do not run `cargo build --release --bin tusk` (also BENCH_NO_BUILD=1)
@@ -91,6 +97,7 @@ init_scale=50
 mem_interval=0.2
 init_steps=""
 configs_arg=""
+max_tries=10
 only=""
 results=""
 build=1
@@ -113,6 +120,7 @@ while [ $# -gt 0 ]; do
         --init-steps) init_steps=${2:?}; shift 2 ;;
         --mem-interval) mem_interval=${2:?}; shift 2 ;;
         --configs) configs_arg=${2:?}; shift 2 ;;
+        --max-tries) max_tries=${2:?}; shift 2 ;;
         --only) only=${2:?}; shift 2 ;;
         --results) results=${2:?}; shift 2 ;;
         --no-build) build=0; shift ;;
@@ -142,6 +150,11 @@ declare -A CONFIG_ARGS=(
     [select-simple]="-S -M simple -c $clients -j $threads"
     [tpcb-prepared]="-M prepared -c $clients -j $threads"
     [select-c100]="-S -M prepared -c $mem_clients -j 2"
+    [tpcb-serializable]="-M prepared -c $clients -j $threads --max-tries=$max_tries"
+)
+# Session options a configuration's connections start with.
+declare -A CONFIG_PGOPTIONS=(
+    [tpcb-serializable]="-c default_transaction_isolation=serializable"
 )
 ALL_CONFIGS=(select-prepared select-simple tpcb-prepared select-c100)
 if [ -n "$configs_arg" ]; then
@@ -460,6 +473,9 @@ run_init() { # system scale db
 
 # key "config,system": space-separated tps values, counts of failed and skipped runs
 declare -A TPS FAILS SKIPS
+# key "config,system": transactions processed, retried after a serialization
+# failure, and failed for good (past --max-tries), summed over the rounds
+declare -A PROCESSED RETRIED FAILED_TX
 declare -A SKIPPED   # system -> why its remaining runs are skipped
 
 # One pgbench run of CONFIG on SYSTEM (memory sampled during it).
@@ -482,6 +498,7 @@ run_one() { # config system round
     start_sampler "$sys" "$memfile"
     # shellcheck disable=SC2086  # the configuration's arguments are split on purpose
     timeout --foreground -k 10 $((duration + 120)) \
+        env PGOPTIONS="${CONFIG_PGOPTIONS[$cfg]:-}" \
         "$PGBENCH" -h 127.0.0.1 -p "$port" -U postgres ${CONFIG_ARGS[$cfg]} -T "$duration" postgres >"$out" 2>&1
     rc=$?
     stop_sampler
@@ -490,13 +507,20 @@ run_one() { # config system round
     tps=$(sed -n 's/^tps = \([0-9.]*\) (without initial connection time).*/\1/p' "$out" | head -n 1)
     lat=$(sed -n 's/^latency average = \([0-9.]*\) ms.*/\1/p' "$out" | head -n 1)
     failed=$(sed -n 's/^number of failed transactions: \([0-9]*\).*/\1/p' "$out" | head -n 1)
+    retried=$(sed -n 's/^number of transactions retried: \([0-9]*\).*/\1/p' "$out" | head -n 1)
+    processed=$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' "$out" | head -n 1)
+    if [ -n "$processed" ]; then
+        PROCESSED[$key]=$(( ${PROCESSED[$key]:-0} + processed ))
+        RETRIED[$key]=$(( ${RETRIED[$key]:-0} + ${retried:-0} ))
+        FAILED_TX[$key]=$(( ${FAILED_TX[$key]:-0} + ${failed:-0} ))
+    fi
     if [ "$rc" = 0 ] && [ -n "$tps" ]; then
         TPS[$key]="${TPS[$key]:-} $tps"
         mem=$(mem_field "$memfile" pss_kb)
         [ "${mem:-0}" -gt 0 ] && mem=$(mb "$mem") || mem="?"
         say "  $(printf '%-16s round %d  %-10s %10.1f tps  latency %s ms  peak mem %s MB' \
             "$(label "$cfg")" "$r" "$(sysname "$sys")" "$tps" "${lat:-?}" "$mem")"
-        raw "raw run config=$(label "$cfg") system=$sys round=$r tps=$tps latency_ms=${lat:-} failed_txns=${failed:-0} status=ok $(mem_raw "$memfile")"
+        raw "raw run config=$(label "$cfg") system=$sys round=$r tps=$tps latency_ms=${lat:-} failed_txns=${failed:-0} retried_txns=${retried:-0} processed_txns=${processed:-0} status=ok $(mem_raw "$memfile")"
     else
         FAILS[$key]=$(( ${FAILS[$key]:-0} + 1 ))
         say "  $(printf '%-16s round %d  %-10s' "$(label "$cfg")" "$r" "$(sysname "$sys")") FAILED (exit $rc$([ "$rc" = 124 ] && echo ', timed out')); pgbench said:"
@@ -555,6 +579,17 @@ print_summary() {
         has tusk && { t=$(tps_cell "$cfg" tusk); tm=$(median ${TPS[$cfg,tusk]:-}); }
         has pg && { p=$(tps_cell "$cfg" pg); pm=$(median ${TPS[$cfg,pg]:-}); }
         say "$(printf '%-16s | %-24s | %-24s | %s' "$(label "$cfg")" "${t:--}" "${p:--}" "$(ratio "$tm" "$pm")")"
+    done
+    for cfg in "${configs[@]}"; do
+        [ -n "${CONFIG_PGOPTIONS[$cfg]:-}" ] || continue
+        say ""
+        say "$(label "$cfg"): transactions retried after a serialization failure (and failed past --max-tries=$max_tries), over all rounds"
+        for sys in "${systems[@]}"; do
+            key="$cfg,$sys"
+            [ "${PROCESSED[$key]:-0}" -gt 0 ] || continue
+            say "  $(printf '%-10s' "$(sysname "$sys")") $(awk -v r="${RETRIED[$key]:-0}" -v f="${FAILED_TX[$key]:-0}" -v n="${PROCESSED[$key]}" \
+                'BEGIN { printf "%d retried of %d committed (%.2f%%), %d failed (%.2f%%)", r, n, 100 * r / n, f, 100 * f / (n + f) }')"
+        done
     done
     say ""
     say "$(printf '%-16s | %-24s | %-24s | %s' 'init (wall time)' 'tusk' 'pg' 'ratio tusk/pg')"

@@ -100,14 +100,15 @@ def crashed_after(files):
     return out
 
 
-def record(path, summary):
+def record(path, summary, crashes, timeouts):
     files = [f for f in summary['files'] if f.get('statements_total')]
     files.sort(key=lambda f: (-(f['statements_total'] - f['statements_matched']), f['test']))
     t = summary['totals']
     lines = [BEGIN_MARK, '',
              f"Run of {summary['started'][:10]}: files {t['files_passed']}/{t['files_total']} passed, "
              f"statements {t['statements_matched']}/{t['statements_total']} matched "
-             f"({100.0 * t['statements_matched'] / max(1, t['statements_total']):.1f}%).", '',
+             f"({100.0 * t['statements_matched'] / max(1, t['statements_total']):.1f}%) in {t['elapsed_s']} s; "
+             f"server found down after: {', '.join(crashes) or 'none'}; files timed out: {', '.join(timeouts) or 'none'}.", '',
              '| file | status | matched | total | mismatched |', '|---|---|---:|---:|---:|']
     for f in files:
         lines.append(f"| {f['test']} | {f['status']} | {f['statements_matched']} | {f['statements_total']} | "
@@ -176,7 +177,7 @@ def main():
     print(f"pgregress: files timed out: {', '.join(timeouts) if timeouts else 'none'}")
     print(f'pgregress: results in {outdir}, server log {log}')
     if a.record:
-        record(a.record, summary)
+        record(a.record, summary, crashes, timeouts)
     if a.check:
         bad = bool(crashes or timeouts)
         if a.min_matched and t['statements_matched'] < a.min_matched:

@@ -537,6 +537,7 @@ impl Connection {
                 self.read_timeout = timeout;
             }
             self.handle.set_idle_state(self.block != Block::Idle, self.block == Block::Failed);
+            self.handle.watch_client(None);
             let frame = match protocol::read_frame(&mut self.reader, protocol::message_limit) {
                 Ok(Some(m)) => m,
                 _ if self.handle.interrupt.is_terminated() => {
@@ -585,11 +586,9 @@ impl Connection {
                 Ok(Ok(false)) => return,
                 Ok(Err(_io)) => return,
                 Err(panic) => {
-                    let what = panic
-                        .downcast_ref::<String>()
-                        .cloned()
-                        .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-                        .unwrap_or_else(|| "unknown".into());
+                    // Outside any statement (the protocol's own handling):
+                    // the session's state is not known to be sound, so it ends.
+                    let what = panic_message(&*panic);
                     log::error!("session {} panicked: {what}", self.handle.pid);
                     let _ = self.out.error(&PgError::fatal(sqlstate::INTERNAL_ERROR, format!("internal error: {what}")));
                     let _ = self.out.flush();
@@ -644,19 +643,19 @@ impl Connection {
                 self.out.flush()?;
             }
             Frontend::Parse { name, query, param_types } => {
-                let r = self.parse_message(&name, &query, &param_types);
+                let r = self.guarded(|c| c.parse_message(&name, &query, &param_types));
                 self.ext_result(r, |c| c.out.msg(b'1', |_| {}))?;
             }
             Frontend::Bind { portal, statement, param_formats, params, result_formats } => {
-                let r = self.bind_message(&portal, &statement, &param_formats, params, result_formats);
+                let r = self.guarded(|c| c.bind_message(&portal, &statement, &param_formats, params, result_formats));
                 self.ext_result(r, |c| c.out.msg(b'2', |_| {}))?;
             }
             Frontend::Describe { kind, name } => {
-                let r = self.describe_message(kind, &name);
+                let r = self.guarded(|c| c.describe_message(kind, &name));
                 self.ext_result(r, |_| Ok(()))?;
             }
             Frontend::Execute { portal, max_rows } => {
-                let r = self.execute_message(&portal, max_rows);
+                let r = self.guarded(|c| c.execute_message(&portal, max_rows));
                 self.ext_result(r, |_| Ok(()))?;
             }
             Frontend::Close { kind, name } => {
@@ -713,11 +712,33 @@ impl Connection {
         }
     }
 
+    /// The statement boundary: a panic inside `f` (a bug, never an
+    /// expected outcome) fails only this statement, with XX000, as an
+    /// elog(ERROR) of PostgreSQL's would; the caller then rolls the
+    /// transaction back like after any error, and the session and every
+    /// other one carry on. The panic is logged with the statement.
+    fn guarded<T>(&mut self, f: impl FnOnce(&mut Self) -> PgResult<T>) -> PgResult<T> {
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(self))) {
+            Ok(r) => r,
+            Err(panic) => {
+                let what = panic_message(&*panic);
+                let statement = self.handle.activity.lock().query.clone();
+                log::error!("session {}: internal error (panic) in statement: {what}; statement: {statement}", self.handle.pid);
+                // Whatever the statement left half-done is undone by the
+                // rollback that follows; what it held for the protocol goes.
+                self.hold_complete = false;
+                self.held_complete = None;
+                self.sql.interrupt.end_statement();
+                Err(PgError::internal(format!("internal error: {what}")))
+            }
+        }
+    }
+
     /// Runs a simple Query's statement with its CommandComplete held.
     fn run_held(&mut self, f: impl FnOnce(&mut Self) -> PgResult<()>) -> PgResult<()> {
         self.hold_complete = true;
         self.held_complete = None;
-        let r = f(self);
+        let r = self.guarded(f);
         self.hold_complete = false;
         if r.is_err() {
             self.held_complete = None;
@@ -734,10 +755,8 @@ impl Connection {
 
     fn send_notices(&mut self) -> std::io::Result<()> {
         let notices: Vec<PgError> = std::mem::take(&mut *self.sql.notices.borrow_mut());
-        let min = self.sql.settings.borrow().show("client_min_messages").map(|v| client_level(&v)).unwrap_or(2);
         for n in notices {
-            // INFO always reaches the client; the rest from client_min_messages up.
-            if n.severity == tusk_types::Severity::Info || client_level(n.severity.as_str()) >= min {
+            if self.sql.settings.borrow().sends_to_client(n.severity) {
                 self.out.error(&n)?;
             }
         }
@@ -745,6 +764,9 @@ impl Connection {
     }
 
     fn send_error(&mut self, e: PgError) -> std::io::Result<()> {
+        if self.handle.interrupt.ends_session() {
+            return self.end_session(e);
+        }
         self.send_notices()?;
         self.out.error(&e)?;
         if self.lost_sync {
@@ -754,6 +776,22 @@ impl Connection {
             return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, "protocol synchronization was lost"));
         }
         Ok(())
+    }
+
+    /// The statement failed because the session must end (PostgreSQL's
+    /// ProcessInterrupts raising FATAL): a terminated session tells its
+    /// client why; a client found gone is told nothing. The error ends the
+    /// message loop, after which the transaction rolls back.
+    fn end_session(&mut self, e: PgError) -> std::io::Result<()> {
+        if self.handle.interrupt.is_terminated() {
+            let _ = self.send_notices();
+            let _ = self.out.error(&e);
+            if e.code != sqlstate::ADMIN_SHUTDOWN {
+                let _ = self.out.error(&PgError::fatal(sqlstate::ADMIN_SHUTDOWN, "terminating connection due to administrator command"));
+            }
+            let _ = self.out.flush();
+        }
+        Err(std::io::Error::new(std::io::ErrorKind::ConnectionAborted, "the session ends"))
     }
 
     /// After an error: a block becomes failed, an implicit transaction rolls back.
@@ -985,7 +1023,9 @@ impl Connection {
         }
         self.start_statement();
         let text = parser::statement_text(sql, stmt).to_string();
-        self.handle.set_query(&text);
+        // pg_stat_activity shows the client's whole query string, as
+        // PostgreSQL's exec_simple_query reports it.
+        self.handle.set_query(sql);
         let result = if let NodeEnum::CopyStmt(copy) = &stmt.node {
             self.copy(copy, &text)
         } else if commands::is_utility(&stmt.node) {
@@ -1113,8 +1153,10 @@ impl Connection {
         let settings = self.sql.settings.borrow();
         let st = if settings.statement_timeout_ms > 0 { Some(Duration::from_millis(settings.statement_timeout_ms)) } else { None };
         let lt = if settings.lock_timeout_ms > 0 { Some(Duration::from_millis(settings.lock_timeout_ms)) } else { None };
+        let check = settings.client_connection_check_interval_ms;
         drop(settings);
         self.sql.interrupt.start_statement(st, lt);
+        self.handle.watch_client((check > 0).then(|| Duration::from_millis(check)));
     }
 
     fn complete(&mut self, tag: &str) -> PgResult<()> {
@@ -1280,7 +1322,7 @@ impl Connection {
                     self.sql.set_isolation(iso)?;
                 }
                 "transaction_read_only" => self.sql.set_read_only(v == "true" || v == "1" || v == "on")?,
-                "transaction_deferrable" => {}
+                "transaction_deferrable" => self.sql.set_deferrable(v == "true" || v == "1" || v == "on")?,
                 _ => {}
             }
         }
@@ -1724,6 +1766,8 @@ impl Connection {
             })?
         };
         portal.sent += count;
+        // WARNINGs the rows' functions raised (pg_cancel_backend's).
+        self.send_notices().map_err(io_err)?;
         if done {
             let tag = command_tag(&stmt.node, portal.sent, run.rows_modified());
             self.sql.interrupt.end_statement();
@@ -1883,14 +1927,11 @@ fn check_same_result_type(old: &PlannedQuery, new: &PlannedQuery) -> PgResult<()
     }
 }
 
-/// A message level's rank for client_min_messages (elog.c's
-/// is_log_level_output for the client: DEBUG < LOG < NOTICE < WARNING < ERROR).
-fn client_level(level: &str) -> u8 {
-    match level.to_ascii_lowercase().as_str() {
-        "debug" | "debug5" | "debug4" | "debug3" | "debug2" | "debug1" => 0,
-        "log" => 1,
-        "notice" => 2,
-        "warning" => 3,
-        _ => 4,
-    }
+/// The text a panic carried (`panic!` with a literal or a format).
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_else(|| "unknown".into())
 }

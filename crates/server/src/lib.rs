@@ -15,6 +15,7 @@
 pub mod auth;
 pub mod connection;
 pub mod hba;
+mod liveness;
 pub mod protocol;
 pub mod scram;
 pub mod tls;
@@ -22,7 +23,7 @@ pub mod tls;
 use std::collections::HashMap;
 use std::net::{SocketAddr, TcpListener};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicI32, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -91,8 +92,12 @@ pub struct BackendHandle {
     pub started_at: i64,
     activity: Mutex<Activity>,
     /// The client socket, so that terminating an idle session wakes its
-    /// thread from the read it is blocked in.
+    /// thread from the read it is blocked in, and the client connection
+    /// checks can look at it.
     socket: Mutex<Option<Arc<std::net::TcpStream>>>,
+    /// client_connection_check_interval of the running statement in ms;
+    /// 0 while the session waits for its client or the checks are off.
+    check_interval_ms: AtomicU64,
 }
 
 impl BackendHandle {
@@ -176,6 +181,7 @@ impl BackendHandle {
             state_change: a.state_change,
             state: a.state,
             query: a.query.clone(),
+            wait_event: if a.state == "active" { self.interrupt.waiting().event() } else { None },
         }
     }
 }
@@ -257,6 +263,7 @@ impl Shared {
             started_at: tusk_sql::session::now_micros(),
             activity: Mutex::new(Activity { state: "idle", ..Default::default() }),
             socket: Mutex::new(None),
+            check_interval_ms: AtomicU64::new(0),
         });
         b.insert(pid, h.clone());
         Some(h)
@@ -304,6 +311,20 @@ impl tusk_sql::cluster::Backends for Shared {
             None => false,
         }
     }
+
+    fn cancel(&self, pid: i32) -> bool {
+        match self.backends.lock().get(&pid) {
+            Some(h) => {
+                h.interrupt.cancel();
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn role_of(&self, pid: i32) -> Option<String> {
+        self.backends.lock().get(&pid).map(|h| h.user.clone())
+    }
 }
 
 /// A running server.
@@ -336,6 +357,7 @@ impl Server {
         let weak = Arc::downgrade(&shared);
         let weak: std::sync::Weak<dyn tusk_sql::cluster::Backends> = weak;
         shared.cluster.set_backends(weak);
+        liveness::start(&shared);
         Ok(Server { shared, listener })
     }
 

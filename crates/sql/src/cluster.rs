@@ -15,12 +15,22 @@ use crate::catalog::{ClusterCatalog, DbCatalog};
 use crate::commands::sequence::Sequences;
 
 /// The server's sessions, as the protocol layer (which owns them) reports
-/// them: for DROP DATABASE's "being accessed by other users" and FORCE.
+/// them: for DROP DATABASE's "being accessed by other users" and FORCE,
+/// pg_stat_activity, pg_cancel_backend and pg_terminate_backend.
 pub trait Backends: Send + Sync {
     /// Process ids of the sessions connected to a database.
     fn sessions_on(&self, database: &str) -> Vec<i32>;
     /// Asks a session to end (pg_terminate_backend); false if it is gone.
     fn terminate(&self, pid: i32) -> bool;
+    /// Cancels a session's running statement (pg_cancel_backend); false if
+    /// it is gone.
+    fn cancel(&self, _pid: i32) -> bool {
+        false
+    }
+    /// The role a session logged in as; None if no session has that pid.
+    fn role_of(&self, _pid: i32) -> Option<String> {
+        None
+    }
     /// What every session is doing (pg_stat_activity).
     fn activity(&self) -> Vec<BackendActivity> {
         Vec::new()
@@ -43,6 +53,8 @@ pub struct BackendActivity {
     /// "active", "idle", "idle in transaction", "idle in transaction (aborted)".
     pub state: &'static str,
     pub query: String,
+    /// What an active statement waits for: (wait_event_type, wait_event).
+    pub wait_event: Option<(&'static str, &'static str)>,
 }
 
 pub struct Cluster {
@@ -83,6 +95,10 @@ fn run_deleter(engine: Arc<Engine>, ids: std::sync::mpsc::Receiver<Vec<u32>>) {
                     match engine.delete_prefix(&storage_prefix(id)) {
                         Ok(()) => unreclaimed.extend(engine.deletion_point().map(|at| (id, at))),
                         Err(e) => log::warn!("could not delete data of dropped relation (storage {id}): {e}"),
+                    }
+                    // Its hidden row ids will never be handed out again.
+                    if let Err(e) = engine.drop_counter(&crate::executor::table::row_id_counter(id)) {
+                        log::warn!("could not drop the row id counter of dropped relation (storage {id}): {e}");
                     }
                 }
             }
@@ -162,6 +178,15 @@ impl Cluster {
 
     pub fn terminate_backend(&self, pid: i32) -> bool {
         self.backends.read().as_ref().and_then(|w| w.upgrade()).map(|b| b.terminate(pid)).unwrap_or(false)
+    }
+
+    pub fn cancel_backend(&self, pid: i32) -> bool {
+        self.backends.read().as_ref().and_then(|w| w.upgrade()).map(|b| b.cancel(pid)).unwrap_or(false)
+    }
+
+    /// The role the session with this pid logged in as, if it exists.
+    pub fn backend_role(&self, pid: i32) -> Option<String> {
+        self.backends.read().as_ref().and_then(|w| w.upgrade()).and_then(|b| b.role_of(pid))
     }
 
     pub fn cluster_catalog(&self) -> Arc<ClusterCatalog> {

@@ -25,6 +25,74 @@ pub struct Var {
     pub ty: SqlType,
 }
 
+/// PostgreSQL's system columns, which every table has besides its own
+/// (attribute numbers -1 to -6). A `Var` names one with `col` =
+/// `SYSTEM_COLUMN_BASE + index()`: past any real column, below the row
+/// key's `usize::MAX`. A table scan provides them only when the query
+/// names one (see `Plan::Scan`), so other queries pay nothing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SystemColumn {
+    Ctid,
+    Xmin,
+    Cmin,
+    Xmax,
+    Cmax,
+    TableOid,
+}
+
+/// `Var::col` of the first system column (see `SystemColumn`).
+pub const SYSTEM_COLUMN_BASE: usize = usize::MAX - 8;
+
+impl SystemColumn {
+    /// In attribute-number order (-1 first): the order a scan appends them in.
+    pub const ALL: [SystemColumn; 6] =
+        [SystemColumn::Ctid, SystemColumn::Xmin, SystemColumn::Cmin, SystemColumn::Xmax, SystemColumn::Cmax, SystemColumn::TableOid];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            SystemColumn::Ctid => "ctid",
+            SystemColumn::Xmin => "xmin",
+            SystemColumn::Cmin => "cmin",
+            SystemColumn::Xmax => "xmax",
+            SystemColumn::Cmax => "cmax",
+            SystemColumn::TableOid => "tableoid",
+        }
+    }
+
+    pub fn by_name(name: &str) -> Option<SystemColumn> {
+        SystemColumn::ALL.into_iter().find(|c| c.name() == name)
+    }
+
+    /// pg_attribute.attnum
+    pub fn attnum(self) -> i16 {
+        -(self.index() as i16) - 1
+    }
+
+    /// Position among the system columns a scan appends.
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    pub fn ty(self) -> SqlType {
+        use tusk_types::oid;
+        SqlType::new(match self {
+            SystemColumn::Ctid => oid::TID,
+            SystemColumn::Xmin | SystemColumn::Xmax => oid::XID,
+            SystemColumn::Cmin | SystemColumn::Cmax => oid::CID,
+            SystemColumn::TableOid => oid::OID,
+        })
+    }
+
+    pub fn var_col(self) -> usize {
+        SYSTEM_COLUMN_BASE + self.index()
+    }
+
+    /// The system column a `Var::col` names, if it names one.
+    pub fn of_var_col(col: usize) -> Option<SystemColumn> {
+        col.checked_sub(SYSTEM_COLUMN_BASE).and_then(|i| SystemColumn::ALL.get(i).copied())
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BoolOp {
     And,
@@ -96,6 +164,11 @@ pub struct AggCall {
     /// ORDER BY inside the call: (expression, descending, nulls first).
     pub order_by: Vec<(Expr, bool, bool)>,
     pub ty: SqlType,
+    /// 0: an aggregate of the query it is in; n: of the query n levels
+    /// out, whose columns alone its arguments read (an outer-level
+    /// aggregate, PostgreSQL's agglevelsup). That query computes it, and
+    /// the subquery sees its value.
+    pub levels_up: u32,
 }
 
 /// What a window function computes over its partition.
@@ -258,6 +331,10 @@ pub struct SubPlan {
     pub ty: SqlType,
     /// Unique id within the statement, for result caching.
     pub id: usize,
+    /// Correlated, and its results depend on its parameters alone (nothing
+    /// volatile, a read-only statement): results may be reused for equal
+    /// parameters.
+    pub cache: bool,
 }
 
 impl Expr {

@@ -70,10 +70,11 @@ pub enum Plan {
     /// One row computed from expressions (SELECT without FROM), if `filter` holds.
     Result { exprs: Vec<Expr>, filter: Option<Expr> },
     /// Rows of a table: its live columns in order, then (with `with_key`)
-    /// the row's storage key as bytea.
+    /// the row's storage key as bytea, then (with `system`) the system
+    /// columns in `SystemColumn::ALL` order.
     /// `columns`, when given, marks the live columns anything reads; the
     /// others are left NULL rather than decoded.
-    Scan { rel: Arc<Relation>, method: ScanMethod, filter: Option<Expr>, with_key: bool, reverse: bool, columns: Option<Arc<[bool]>>, label: Arc<Label> },
+    Scan { rel: Arc<Relation>, method: ScanMethod, filter: Option<Expr>, with_key: bool, reverse: bool, columns: Option<Arc<[bool]>>, system: bool, label: Arc<Label> },
     Values { rows: Vec<Vec<Expr>>, width: usize, label: Arc<Label> },
     /// A set-returning function in FROM.
     Function { call: Expr, ordinality: bool, expand_record: usize, label: Arc<Label> },
@@ -113,7 +114,9 @@ pub enum Plan {
     /// (input sorted by them; the first row of each group wins).
     Distinct { input: Box<Plan>, on: Option<Vec<usize>> },
     SetOp { kind: SetOpKind, all: bool, left: Box<Plan>, right: Box<Plan> },
-    Append { inputs: Vec<Plan> },
+    /// The rows of each input in turn. `label` names the rows of an
+    /// inherited table's scan (the parent's columns) for EXPLAIN.
+    Append { inputs: Vec<Plan>, label: Option<Arc<Label>> },
     /// WITH RECURSIVE: `base` once, then `recursive` until it yields nothing,
     /// each round reading the previous round's rows through `WorkTable{id}`.
     RecursiveUnion { base: Box<Plan>, recursive: Box<Plan>, all: bool, id: usize, width: usize },
@@ -142,11 +145,27 @@ pub enum Plan {
         /// How to re-evaluate a target row changed concurrently, when the
         /// statement reads only its target table.
         recheck: Option<Recheck>,
+        /// UPDATE/DELETE of an inheritance tree: its tables (the target
+        /// first). Each input row then carries its table's OID right after
+        /// the row key (counted in `old_width`), which routes it.
+        inherited: Vec<InheritedTarget>,
+        /// RETURNING reads system columns: they follow the row it is
+        /// evaluated over (after the joined input, if any).
+        returning_system: bool,
     },
     /// SELECT ... FOR UPDATE / SHARE: locks each row's rows of `rels`
     /// (whose keys are at the given columns), exclusively or shared,
     /// waiting, skipping locked rows, or failing on them.
     LockRows { input: Box<Plan>, rels: Vec<(Arc<Relation>, usize)>, exclusive: bool, wait: crate::query::LockWait },
+}
+
+/// A table of an inheritance tree that an UPDATE or DELETE of its root reaches.
+#[derive(Clone, Debug)]
+pub struct InheritedTarget {
+    pub rel: Arc<Relation>,
+    /// For each live column of the statement's target, this table's live
+    /// column of that name.
+    pub columns: Vec<usize>,
 }
 
 /// Re-evaluation of a target row changed by a concurrent transaction (READ
@@ -200,13 +219,17 @@ pub struct PlannedQuery {
     /// once the statement holds its relation locks (DDL committed while it
     /// waited), the plan is stale and must be made again.
     pub catalog: std::sync::Weak<crate::catalog::DbCatalog>,
+    /// Tests only (feature `fault-injection`): the statement panics once it
+    /// has run to its end, to prove a panic fails one statement only.
+    #[cfg(feature = "fault-injection")]
+    pub panic_when_done: bool,
     _private: (),
 }
 
 impl PlannedQuery {
     pub fn new(plan: Plan, columns: Vec<OutputColumn>, subplans: usize) -> PlannedQuery {
         let has_modify = matches!(plan, Plan::Modify { .. });
-        PlannedQuery { plan, columns, subplans, has_modify, row_lock: false, pre_modify: Vec::new(), relations: Vec::new(), perms: Vec::new(), catalog: std::sync::Weak::new(), _private: () }
+        PlannedQuery { plan, columns, subplans, has_modify, row_lock: false, pre_modify: Vec::new(), relations: Vec::new(), perms: Vec::new(), catalog: std::sync::Weak::new(), #[cfg(feature = "fault-injection")] panic_when_done: false, _private: () }
     }
 }
 

@@ -45,6 +45,19 @@ pub struct RangeTblEntry {
     pub col_types: Vec<SqlType>,
     /// Whether the entry may reference earlier FROM items (LATERAL).
     pub lateral: bool,
+    /// A table read with its inheritance children (not `ONLY`): the
+    /// planner scans the whole inheritance tree.
+    pub inh: bool,
+}
+
+impl RangeTblEntry {
+    /// The name of column `col` of the entry: one of its own, or a system column's.
+    pub fn column_name(&self, col: usize) -> &str {
+        match crate::expr::SystemColumn::of_var_col(col) {
+            Some(sc) => sc.name(),
+            None => self.col_names.get(col).map(String::as_str).unwrap_or("?column?"),
+        }
+    }
 }
 
 /// The FROM clause as a tree of range table references and joins.

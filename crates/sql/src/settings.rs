@@ -37,6 +37,11 @@ pub struct GucDef {
     pub extra_desc: String,
 }
 
+/// client_connection_check_interval's default in Tusk. PostgreSQL's is 0
+/// (no checks), which lets a statement whose client is gone run on, holding
+/// its locks, until it ends by itself.
+pub const CLIENT_CONNECTION_CHECK_MS: u64 = 1000;
+
 pub const SERVER_VERSION: &str = "15.18 (Tusk 0.1.0)";
 pub const SERVER_VERSION_NUM: &str = "150018";
 
@@ -87,6 +92,12 @@ fn table() -> &'static GucTable {
                 "max_connections" => d.boot = "100".into(),
                 "shared_buffers" => d.boot = "16384".into(),
                 "transaction_isolation" => d.boot = "read committed".into(),
+                "client_connection_check_interval" => {
+                    d.boot = CLIENT_CONNECTION_CHECK_MS.to_string();
+                    d.extra_desc = format!(
+                        "A value of 0 turns off the checks. Unlike PostgreSQL, whose default is 0, Tusk checks every {CLIENT_CONNECTION_CHECK_MS} ms by default, so that a statement whose client went away stops and releases its locks."
+                    );
+                }
                 _ => {}
             }
             defs.push(d);
@@ -173,11 +184,16 @@ pub struct Settings {
     pub statement_timeout_ms: u64,
     pub lock_timeout_ms: u64,
     pub idle_in_transaction_timeout_ms: u64,
+    /// How often a running statement's session checks that its client is
+    /// still connected (0: never); see `CLIENT_CONNECTION_CHECK_MS`.
+    pub client_connection_check_interval_ms: u64,
     pub synchronous_commit: bool,
     pub bytea_output_hex: bool,
     pub standard_conforming_strings: bool,
     pub work_mem_kb: u64,
     pub default_isolation_repeatable: bool,
+    pub default_serializable: bool,
+    pub default_deferrable: bool,
     pub default_read_only: bool,
     /// The open transaction's characteristics, which SHOW
     /// transaction_isolation / transaction_read_only report; None outside
@@ -210,11 +226,14 @@ impl Default for Settings {
             statement_timeout_ms: 0,
             lock_timeout_ms: 0,
             idle_in_transaction_timeout_ms: 0,
+            client_connection_check_interval_ms: CLIENT_CONNECTION_CHECK_MS,
             synchronous_commit: true,
             bytea_output_hex: true,
             standard_conforming_strings: true,
             work_mem_kb: 4096,
             default_isolation_repeatable: false,
+            default_serializable: false,
+            default_deferrable: false,
             default_read_only: false,
             transaction_isolation: None,
             transaction_read_only: None,
@@ -254,6 +273,32 @@ impl Settings {
         let def = lookup_def(&lower).ok_or_else(|| unrecognized(name))?;
         let raw = self.values.get(&lower).cloned().unwrap_or_else(|| def.boot.clone());
         Ok(display_value(def, &raw))
+    }
+
+    /// Whether a message of `severity` goes to the client under
+    /// client_min_messages (PostgreSQL's rule: INFO always does, errors
+    /// always do, others when at or above the setting's level).
+    pub fn sends_to_client(&self, severity: tusk_types::Severity) -> bool {
+        use tusk_types::Severity as S;
+        // elog.h's levels: DEBUG1..5 = 10..14, LOG 15, NOTICE 18, WARNING 19, ERROR 21.
+        let rank = |sev: S| match sev {
+            S::Debug => 14,
+            S::Log => 15,
+            S::Info | S::Notice => 18,
+            S::Warning => 19,
+            S::Error | S::Fatal | S::Panic => 21,
+        };
+        if matches!(severity, S::Info | S::Error | S::Fatal | S::Panic) {
+            return true;
+        }
+        let min = match self.values.get("client_min_messages").map(|v| v.to_ascii_lowercase()).as_deref() {
+            Some("debug5" | "debug4" | "debug3" | "debug2" | "debug1" | "debug") => 10,
+            Some("log") => 15,
+            Some("warning") => 19,
+            Some("error") => 21,
+            _ => 18,
+        };
+        rank(severity) >= min
     }
 
     /// current_setting(name, missing_ok)
@@ -527,6 +572,10 @@ impl Settings {
                 self.idle_in_transaction_timeout_ms = canonical.parse().unwrap_or(0);
                 canonical
             }
+            "client_connection_check_interval" => {
+                self.client_connection_check_interval_ms = canonical.parse().unwrap_or(0);
+                canonical
+            }
             "synchronous_commit" => {
                 self.synchronous_commit = canonical != "off";
                 canonical
@@ -567,6 +616,11 @@ impl Settings {
             }
             "default_transaction_isolation" => {
                 self.default_isolation_repeatable = canonical != "read committed" && canonical != "read uncommitted";
+                self.default_serializable = canonical == "serializable";
+                canonical
+            }
+            "default_transaction_deferrable" => {
+                self.default_deferrable = canonical == "on";
                 canonical
             }
             "default_transaction_read_only" => {

@@ -51,6 +51,8 @@ pub struct Engine {
     disk_full_watch: Mutex<DiskFullWatch>,
     /// Set by a clean shutdown so nothing starts writing afterwards.
     closed: AtomicBool,
+    /// SIREAD locks and rw-conflicts of SERIALIZABLE transactions.
+    predicate: Arc<crate::predicate::PredicateManager>,
     /// The database under the TransactionDB, for file ingestion (see `bulk`).
     base: Arc<BaseDb>,
     /// The options of relation data's column family, for building its SST files.
@@ -328,6 +330,7 @@ impl Engine {
             write_buffer,
             disk_full_watch: Mutex::new(DiskFullWatch::default()),
             closed: AtomicBool::new(false),
+            predicate: Arc::new(crate::predicate::PredicateManager::default()),
             base,
             sst_options: o.clone(),
         });
@@ -387,6 +390,11 @@ impl Engine {
 
     pub fn db(&self) -> &'static Db {
         self.db
+    }
+
+    /// The predicate lock manager of SERIALIZABLE transactions.
+    pub fn predicate(&self) -> &Arc<crate::predicate::PredicateManager> {
+        &self.predicate
     }
 
     pub fn begin(self: &Arc<Engine>, isolation: Isolation, sync_commit: bool) -> Txn {
@@ -516,6 +524,40 @@ impl Engine {
         let v = state.next;
         state.next += 1;
         Ok(v)
+    }
+
+    /// `next_counter` for a counter whose first value depends on what is
+    /// stored already (a table's hidden row ids, when the table has rows
+    /// from before its counter existed): `first` is asked for it only when
+    /// the counter is neither in memory nor stored.
+    pub fn next_counter_from(&self, name: &[u8], batch: u64, durable: bool, first: &dyn Fn() -> PgResult<u64>) -> PgResult<u64> {
+        {
+            let mut counters = self.counters.lock();
+            if let Some(state) = counters.get_mut(name).filter(|s| s.next < s.reserved) {
+                let v = state.next;
+                state.next += 1;
+                return Ok(v);
+            }
+            if counters.contains_key(name) {
+                drop(counters);
+                return self.next_counter(name, 1, batch, durable);
+            }
+        }
+        let start = if self.get_latest(&counter_key(name))?.is_some() { 1 } else { first()? };
+        self.next_counter(name, start, batch, durable)
+    }
+
+    /// The last key under `prefix`, committed or not (outside any
+    /// transaction: for numbering, not for reading data).
+    pub fn last_key(&self, prefix: &[u8]) -> PgResult<Option<Vec<u8>>> {
+        let mut ro = rocksdb::ReadOptions::default();
+        ro.set_iterate_lower_bound(prefix.to_vec());
+        ro.set_iterate_upper_bound(keys::prefix_end(prefix));
+        let mut it = self.db.raw_iterator_cf_opt(self.family(prefix), ro);
+        it.seek_to_last();
+        let last = it.key().map(<[u8]>::to_vec);
+        it.status().map_err(storage_error)?;
+        Ok(last)
     }
 
     /// Moves a counter so that the next value handed out is `next` (setval, RESTART).

@@ -12,6 +12,12 @@
 //! - REPEATABLE READ reads from one snapshot taken when the transaction
 //!   first reads. Locking a row that changed after that snapshot fails with
 //!   40001, as PostgreSQL's "could not serialize access due to concurrent update".
+//! - SERIALIZABLE reads as REPEATABLE READ does and, in addition, reports
+//!   what it reads and writes of relation data to the predicate lock
+//!   manager (`predicate.rs`), which fails a transaction with 40001 when
+//!   its rw-antidependencies with concurrent serializable transactions
+//!   could make the outcome differ from every serial order. Transactions
+//!   at other levels never touch it.
 //!
 //! The RocksDB transaction is created lazily: a read-only autocommit
 //! statement reads straight from a snapshot and never pays for one.
@@ -26,6 +32,7 @@ use rocksdb::{ReadOptions, TransactionOptions, WriteOptions};
 use tusk_types::{sqlstate, PgError, PgResult};
 
 use crate::engine::{storage_error, Db, DbSnapshot, Engine};
+use crate::predicate::{ReadTracking, SerializableXact, StorageRange};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Isolation {
@@ -33,7 +40,7 @@ pub enum Isolation {
     ReadUncommitted,
     ReadCommitted,
     RepeatableRead,
-    /// Accepted and run as REPEATABLE READ, as Tusk has no predicate locks yet.
+    /// REPEATABLE READ plus serializable snapshot isolation (SSI).
     Serializable,
 }
 
@@ -51,18 +58,60 @@ impl Isolation {
 /// without waiting).
 const LOCK_WAIT_SLICE_MS: i64 = 20;
 
-/// Cancellation and timeouts of the statement running in a session. The
-/// protocol layer sets `cancel` (CancelRequest, pg_cancel_backend); the
-/// session sets the deadline from statement_timeout. Long loops in the
-/// executor and lock waits call `check`.
+/// Cancellation and timeouts of the statement running in a session
+/// (PostgreSQL's interrupt flags, which CHECK_FOR_INTERRUPTS reads). The
+/// protocol layer sets `cancel` (CancelRequest, pg_cancel_backend),
+/// `terminate` (pg_terminate_backend, a fast shutdown) and `client_lost`
+/// (client_connection_check_interval found the socket closed); the
+/// session sets the deadlines from statement_timeout and lock_timeout.
+/// Long loops in the executor, lock waits and sleeps call `check`, which
+/// is one relaxed load while nothing is pending.
 #[derive(Debug, Default)]
 pub struct Interrupt {
+    /// Set with any of the reasons below, so `check` reads one flag.
     cancel: AtomicBool,
     terminate: AtomicBool,
+    client_lost: AtomicBool,
     /// Microseconds since `epoch` after which the statement times out; 0 = none.
     deadline_us: AtomicU64,
     lock_deadline_us: AtomicU64,
+    /// What the statement waits for (a `Wait`), for pg_stat_activity.
+    wait: std::sync::atomic::AtomicU8,
     epoch: once_epoch::Epoch,
+}
+
+/// What a statement waits for, as pg_stat_activity's wait_event_type and
+/// wait_event name it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Wait {
+    Nothing = 0,
+    /// Another transaction's row (PostgreSQL waits on its transaction id).
+    Row = 1,
+    /// Another transaction's relation lock.
+    Relation = 2,
+    /// pg_sleep.
+    Sleep = 3,
+}
+
+impl Wait {
+    /// (wait_event_type, wait_event) as PostgreSQL reports them.
+    pub fn event(self) -> Option<(&'static str, &'static str)> {
+        match self {
+            Wait::Nothing => None,
+            Wait::Row => Some(("Lock", "transactionid")),
+            Wait::Relation => Some(("Lock", "relation")),
+            Wait::Sleep => Some(("Timeout", "PgSleep")),
+        }
+    }
+}
+
+/// Marks a wait for as long as it lives.
+pub struct Waiting<'a>(&'a Interrupt);
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.0.wait.store(Wait::Nothing as u8, Ordering::Relaxed);
+    }
 }
 
 mod once_epoch {
@@ -90,13 +139,33 @@ impl Interrupt {
         self.cancel.store(true, Ordering::SeqCst);
     }
 
+    /// The client's socket was found closed while a statement ran: the
+    /// statement stops and the session ends (PostgreSQL's
+    /// ClientConnectionLost).
+    pub fn client_lost(&self) {
+        self.client_lost.store(true, Ordering::SeqCst);
+        self.cancel.store(true, Ordering::SeqCst);
+    }
+
     pub fn is_terminated(&self) -> bool {
         self.terminate.load(Ordering::Relaxed)
     }
 
+    pub fn is_client_lost(&self) -> bool {
+        self.client_lost.load(Ordering::Relaxed)
+    }
+
+    /// Whether the session must end (terminated, or its client is gone).
+    pub fn ends_session(&self) -> bool {
+        self.is_terminated() || self.is_client_lost()
+    }
+
     /// Called at the start of each statement.
     pub fn start_statement(&self, statement_timeout: Option<Duration>, lock_timeout: Option<Duration>) {
-        self.cancel.store(self.terminate.load(Ordering::Relaxed), Ordering::SeqCst);
+        // A cancel that arrived between statements is dropped, as
+        // PostgreSQL ignores one while it reads a command; an end of the
+        // session is not.
+        self.cancel.store(self.ends_session(), Ordering::SeqCst);
         let now = self.epoch.0.elapsed();
         let deadline = |d: Option<Duration>| d.map(|d| (now + d).as_micros() as u64).unwrap_or(0);
         self.deadline_us.store(deadline(statement_timeout), Ordering::SeqCst);
@@ -108,15 +177,36 @@ impl Interrupt {
         self.lock_deadline_us.store(0, Ordering::SeqCst);
     }
 
+    /// The statement starts waiting for `what`, until the guard goes.
+    pub fn wait_for(&self, what: Wait) -> Waiting<'_> {
+        self.wait.store(what as u8, Ordering::Relaxed);
+        Waiting(self)
+    }
+
+    /// What the statement waits for now.
+    pub fn waiting(&self) -> Wait {
+        match self.wait.load(Ordering::Relaxed) {
+            1 => Wait::Row,
+            2 => Wait::Relation,
+            3 => Wait::Sleep,
+            _ => Wait::Nothing,
+        }
+    }
+
     /// Errors with 57014 if the statement was canceled or ran past statement_timeout.
     #[inline]
     pub fn check(&self) -> PgResult<()> {
         if self.cancel.load(Ordering::Relaxed) {
+            // ProcessInterrupts' order: a termination first, then a lost
+            // client, then a cancel.
             if self.terminate.load(Ordering::Relaxed) {
                 return Err(PgError::fatal(
                     sqlstate::ADMIN_SHUTDOWN,
                     "terminating connection due to administrator command",
                 ));
+            }
+            if self.client_lost.load(Ordering::Relaxed) {
+                return Err(PgError::fatal(sqlstate::CONNECTION_FAILURE, "connection to client lost"));
             }
             return Err(PgError::new(sqlstate::QUERY_CANCELED, "canceling statement due to user request"));
         }
@@ -274,6 +364,15 @@ pub struct Txn {
     /// scan must not skip its own writes).
     written_storage: RefCell<Vec<[u8; 4]>>,
     interrupt: Arc<Interrupt>,
+    /// SERIALIZABLE: the registration with the predicate lock manager,
+    /// from the snapshot on. None at other levels, before the snapshot,
+    /// and for a read-only transaction whose snapshot is known safe.
+    ssi: RefCell<Option<SerializableXact>>,
+    /// Access modes SSI needs when the snapshot is taken (READ ONLY,
+    /// DEFERRABLE), and the backend to show in pg_locks.
+    read_only: Cell<bool>,
+    deferrable: Cell<bool>,
+    backend_pid: Cell<i32>,
 }
 
 impl Txn {
@@ -287,6 +386,10 @@ impl Txn {
             wrote: Cell::new(false),
             written_storage: RefCell::new(Vec::new()),
             interrupt: Arc::new(Interrupt::default()),
+            ssi: RefCell::new(None),
+            read_only: Cell::new(false),
+            deferrable: Cell::new(false),
+            backend_pid: Cell::new(0),
         }
     }
 
@@ -308,6 +411,22 @@ impl Txn {
         self.isolation = isolation;
     }
 
+    /// READ ONLY and DEFERRABLE, as they stand when the snapshot is taken
+    /// (they matter to SERIALIZABLE only), and the session's pid.
+    pub fn set_access_mode(&self, read_only: bool, deferrable: bool) {
+        self.read_only.set(read_only);
+        self.deferrable.set(deferrable);
+    }
+
+    pub fn set_backend_pid(&self, pid: i32) {
+        self.backend_pid.set(pid);
+    }
+
+    /// Whether this transaction takes part in SSI now (pg_locks, tests).
+    pub fn is_tracked_serializable(&self) -> bool {
+        self.ssi.borrow().is_some()
+    }
+
     pub fn set_sync_commit(&mut self, sync: bool) {
         self.sync_commit = sync;
     }
@@ -324,13 +443,46 @@ impl Txn {
     /// Marks the start of a statement: READ COMMITTED takes a fresh
     /// snapshot; REPEATABLE READ begins the RocksDB transaction with its
     /// snapshot at the first statement, as PostgreSQL takes the transaction
-    /// snapshot at the first statement rather than at BEGIN.
+    /// snapshot at the first statement rather than at BEGIN. SERIALIZABLE
+    /// waits for the first query (`take_snapshot`), whose READ ONLY and
+    /// DEFERRABLE modes may still be set by utility statements before it.
     pub fn begin_statement(&mut self) {
         match self.isolation {
             Isolation::ReadUncommitted | Isolation::ReadCommitted => *self.snapshot.borrow_mut() = Some(Arc::new(self.engine.db().snapshot())),
-            Isolation::RepeatableRead | Isolation::Serializable => {
+            Isolation::RepeatableRead => {
                 self.rocks();
             }
+            Isolation::Serializable => {}
+        }
+    }
+
+    /// Takes the transaction snapshot, if not taken yet, before a query
+    /// runs. SERIALIZABLE READ ONLY DEFERRABLE waits here for a safe
+    /// snapshot (GetSafeSnapshot): one no concurrent read-write
+    /// serializable transaction can make part of an anomaly; it then runs
+    /// without SSI's checks.
+    pub fn take_snapshot(&self) -> PgResult<()> {
+        if self.isolation != Isolation::Serializable || self.inner.get().is_some() {
+            return Ok(());
+        }
+        if !(self.read_only.get() && self.deferrable.get()) {
+            self.rocks();
+            return Ok(());
+        }
+        let predicate = self.engine.predicate();
+        loop {
+            let registration = predicate.register(true, self.backend_pid.get());
+            let txn = self.new_rocks_txn();
+            let safe = match &registration {
+                None => true,
+                Some(x) => predicate.wait_for_safe_snapshot(x, &self.interrupt)?,
+            };
+            if safe {
+                // Safe: nothing to track (the registration goes with it).
+                let _ = self.inner.set(txn);
+                return Ok(());
+            }
+            drop(txn);
         }
     }
 
@@ -348,16 +500,78 @@ impl Txn {
 
     fn rocks(&self) -> &RocksTxn {
         self.inner.get_or_init(|| {
-            let mut wo = WriteOptions::default();
-            wo.set_sync(self.sync_commit);
-            let mut to = TransactionOptions::default();
-            to.set_deadlock_detect(true);
-            to.set_lock_timeout(LOCK_WAIT_SLICE_MS);
-            // REPEATABLE READ: reads and lock validation use the snapshot
-            // the transaction begins with.
-            to.set_snapshot(!self.isolation.per_statement());
-            self.engine.db().transaction_opt(&wo, &to)
+            if self.isolation == Isolation::Serializable {
+                // Registered before the snapshot is taken: every commit
+                // numbered before the registration is in the snapshot.
+                *self.ssi.borrow_mut() = self.engine.predicate().register(self.read_only.get(), self.backend_pid.get());
+            }
+            self.new_rocks_txn()
         })
+    }
+
+    fn new_rocks_txn(&self) -> RocksTxn {
+        let mut wo = WriteOptions::default();
+        wo.set_sync(self.sync_commit);
+        let mut to = TransactionOptions::default();
+        to.set_deadlock_detect(true);
+        to.set_lock_timeout(LOCK_WAIT_SLICE_MS);
+        // REPEATABLE READ: reads and lock validation use the snapshot
+        // the transaction begins with.
+        to.set_snapshot(!self.isolation.per_statement());
+        self.engine.db().transaction_opt(&wo, &to)
+    }
+
+    /// SERIALIZABLE reads need the transaction snapshot to exist first.
+    #[inline]
+    fn serializable_snapshot(&self) {
+        if self.isolation == Isolation::Serializable {
+            self.rocks();
+        }
+    }
+
+    /// SSI: records a read of `[lo, hi)` (or of the key `lo` when `hi` is
+    /// None) with the predicate lock manager. Cheap when not tracked.
+    #[inline]
+    fn predicate_read(&self, lo: &[u8], hi: Option<&[u8]>) -> PgResult<()> {
+        let outcome = match self.ssi.borrow().as_ref() {
+            None => return Ok(()),
+            Some(x) => {
+                let range = match hi {
+                    None => StorageRange::key(lo),
+                    Some(hi) => StorageRange::new(lo, hi),
+                };
+                match range {
+                    Some(r) => x.read(&r)?,
+                    None => return Ok(()),
+                }
+            }
+        };
+        if outcome == ReadTracking::NoLongerNeeded {
+            self.ssi.borrow_mut().take();
+        }
+        Ok(())
+    }
+
+    /// SSI: reports a write of the key to the predicate lock manager.
+    #[inline]
+    fn predicate_write(&self, key: &[u8]) -> PgResult<()> {
+        match self.ssi.borrow().as_ref() {
+            None => Ok(()),
+            Some(x) => match StorageRange::key(key) {
+                Some(r) => x.write(&r),
+                None => Ok(()),
+            },
+        }
+    }
+
+    /// SSI: the whole storage is being emptied or replaced (TRUNCATE), a
+    /// write of every key in it (CheckTableForSerializableConflictIn).
+    pub fn predicate_write_relation(&self, storage_id: u32) -> PgResult<()> {
+        self.serializable_snapshot();
+        match self.ssi.borrow().as_ref() {
+            None => Ok(()),
+            Some(x) => x.write(&StorageRange::relation(storage_id)),
+        }
     }
 
     fn read_options(&self) -> ReadOptions {
@@ -376,13 +590,16 @@ impl Txn {
 
     /// Reads a key as of the statement's snapshot, including this transaction's own writes.
     pub fn get(&self, key: &[u8]) -> PgResult<Option<Vec<u8>>> {
+        self.serializable_snapshot();
         let ro = self.read_options();
         let cf = self.engine.family(key);
-        match self.inner.get() {
+        let value = match self.inner.get() {
             Some(txn) => txn.get_cf_opt(cf, key, &ro),
             None => self.engine.db().get_cf_opt(cf, key, &ro),
         }
-        .map_err(storage_error)
+        .map_err(storage_error)?;
+        self.predicate_read(key, None)?;
+        Ok(value)
     }
 
     /// Reads the newest committed version of a key (plus own writes),
@@ -436,6 +653,7 @@ impl Txn {
 
     fn lock_key(&self, key: &[u8], exclusive: bool) -> PgResult<Option<Vec<u8>>> {
         let interrupt = self.interrupt.clone();
+        let mut waiting = None;
         loop {
             let txn = self.rocks();
             // No snapshot in the read options: the newest version (plus own
@@ -443,8 +661,14 @@ impl Txn {
             // against the transaction snapshot and reports Busy on conflict.
             let ro = ReadOptions::default();
             match txn.get_for_update_cf_opt(self.engine.family(key), key, exclusive, &ro) {
-                Ok(v) => return Ok(v),
-                Err(e) if e.kind() == rocksdb::ErrorKind::TimedOut => interrupt.check_lock_wait()?,
+                Ok(v) => {
+                    self.predicate_read(key, None)?;
+                    return Ok(v);
+                }
+                Err(e) if e.kind() == rocksdb::ErrorKind::TimedOut => {
+                    waiting.get_or_insert_with(|| interrupt.wait_for(lock_wait(key)));
+                    interrupt.check_lock_wait()?
+                }
                 Err(e) => return Err(map_write_error(e)),
             }
         }
@@ -468,7 +692,10 @@ impl Txn {
                 written.push(id);
             }
         }
+        self.serializable_snapshot();
+        self.predicate_write(key)?;
         let interrupt = self.interrupt.clone();
+        let mut waiting = None;
         loop {
             let txn = self.rocks();
             let result = match value {
@@ -477,7 +704,10 @@ impl Txn {
             };
             match result {
                 Ok(()) => return Ok(()),
-                Err(e) if e.kind() == rocksdb::ErrorKind::TimedOut => interrupt.check_lock_wait()?,
+                Err(e) if e.kind() == rocksdb::ErrorKind::TimedOut => {
+                    waiting.get_or_insert_with(|| interrupt.wait_for(lock_wait(key)));
+                    interrupt.check_lock_wait()?
+                }
                 Err(e) => return Err(map_write_error(e)),
             }
         }
@@ -488,7 +718,22 @@ impl Txn {
     /// Scans page through a range by calling again with `lower` (or `upper`,
     /// when reversed) moved past the last key returned.
     pub fn scan(&self, lower: &[u8], upper: &[u8], reverse: bool, limit: usize) -> PgResult<Vec<KeyValue>> {
-        self.scan_with(self.read_options(), lower, upper, reverse, limit)
+        self.serializable_snapshot();
+        let out = self.scan_with(self.read_options(), lower, upper, reverse, limit)?;
+        if self.ssi.borrow().is_some() {
+            // The SIREAD lock covers what the scan walked: the whole range,
+            // or up to the last key returned when it stopped at `limit`.
+            match out.last() {
+                Some((last, _)) if out.len() >= limit && !reverse => {
+                    let mut hi = last.to_vec();
+                    hi.push(0);
+                    self.predicate_read(lower, Some(&hi))?;
+                }
+                Some((last, _)) if out.len() >= limit => self.predicate_read(last, Some(upper))?,
+                _ => self.predicate_read(lower, Some(upper))?,
+            }
+        }
+        Ok(out)
     }
 
     /// `scan` of the newest committed versions (plus own writes); see `get_latest`.
@@ -631,6 +876,9 @@ impl Txn {
     /// error aborts a PostgreSQL transaction at once, so a deadlock victim
     /// frees its rows for the survivor before the client says ROLLBACK.
     pub fn abort_work(&mut self) {
+        if let Some(x) = self.ssi.get_mut().take() {
+            x.release(false);
+        }
         *self.snapshot.get_mut() = None;
         self.wrote.set(false);
         if let Some(txn) = self.inner.take() {
@@ -641,21 +889,48 @@ impl Txn {
     /// Commits; with `sync_commit` it returns only after the WAL is on disk.
     pub fn commit(mut self) -> PgResult<()> {
         *self.snapshot.get_mut() = None;
-        match self.inner.take() {
+        let ssi = self.ssi.get_mut().take();
+        if let Some(x) = ssi.as_ref() {
+            if let Err(e) = x.pre_commit() {
+                if let Some(txn) = self.inner.take() {
+                    let _ = txn.rollback();
+                }
+                return Err(e);
+            }
+        }
+        let result = match self.inner.take() {
             Some(txn) if self.wrote.get() => txn.commit().map_err(|e| match e.kind() {
                 rocksdb::ErrorKind::Busy | rocksdb::ErrorKind::TryAgain => serialization_failure(),
                 _ => storage_error(e),
             }),
             Some(txn) => txn.rollback().map_err(storage_error),
             None => Ok(()),
+        };
+        if let Some(x) = ssi {
+            x.release(result.is_ok());
         }
+        result
     }
 
     pub fn rollback(mut self) {
+        if let Some(x) = self.ssi.get_mut().take() {
+            x.release(false);
+        }
         *self.snapshot.get_mut() = None;
         if let Some(txn) = self.inner.take() {
             let _ = txn.rollback();
         }
+    }
+}
+
+/// What waiting for `key`'s lock is: relation locks have keys of their
+/// own; everything else is a row (or catalog entry) another transaction
+/// wrote.
+fn lock_wait(key: &[u8]) -> Wait {
+    if key.first() == Some(&crate::keys::LOCK_PREFIX) {
+        Wait::Relation
+    } else {
+        Wait::Row
     }
 }
 

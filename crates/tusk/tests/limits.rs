@@ -305,3 +305,79 @@ async fn binary_array_parameters_with_wild_dimensions_are_refused_or_empty() {
     }
     still_serving(&server).await;
 }
+
+/// A panic inside a statement (a bug; here the test-only fault switch of
+/// the `fault-injection` feature, which panics after the statement's last
+/// row with its writes done) fails that statement with XX000, rolls its
+/// transaction back, and leaves the session and every other one serving.
+#[tokio::test]
+async fn a_panic_inside_a_statement_fails_that_statement_only() {
+    const MARK: &str = "AS tusk_fault_injection_panic";
+    let server = TestServer::start();
+    let c = server.connect("postgres").await;
+    let other = server.connect("postgres").await;
+    c.batch_execute("CREATE TABLE t (a int)").await.unwrap();
+    other.batch_execute("BEGIN; INSERT INTO t VALUES (100)").await.unwrap();
+
+    let is_internal = |e: tokio_postgres::Error| {
+        let db = e.as_db_error().unwrap_or_else(|| panic!("not a server error: {e}"));
+        assert_eq!(db.code().code(), "XX000", "{}", db.message());
+        assert_eq!(db.severity(), "ERROR");
+        assert!(db.message().starts_with("internal error"), "{}", db.message());
+    };
+    // Autocommit: the insert it made is rolled back.
+    is_internal(c.simple_query(&format!("INSERT INTO t SELECT 1 {MARK}")).await.unwrap_err());
+    assert_eq!(value(&c, "SELECT count(*) FROM t").await.as_deref(), Some("0"));
+    // In a block: the block is failed, then rolled back as after any error.
+    c.batch_execute("BEGIN; INSERT INTO t VALUES (2)").await.unwrap();
+    is_internal(c.simple_query(&format!("SELECT 1 {MARK}")).await.unwrap_err());
+    fails(&c, "SELECT 1", "25P02", "current transaction is aborted, commands ignored until end of transaction block", None).await;
+    c.batch_execute("ROLLBACK").await.unwrap();
+    // The extended protocol: the error, then the session goes on.
+    is_internal(c.query(&format!("INSERT INTO t VALUES (3) RETURNING a {MARK}"), &[]).await.unwrap_err());
+    let n: i64 = c.query_one("SELECT count(*) FROM t", &[]).await.unwrap().get(0);
+    assert_eq!(n, 0);
+    // The other session never noticed.
+    other.batch_execute("COMMIT").await.unwrap();
+    assert_eq!(value(&other, "SELECT sum(a) FROM t").await.as_deref(), Some("100"));
+    still_serving(&server).await;
+}
+
+/// Views over views nest their queries: past the stack's limit the query
+/// on the last one fails with 54001 (as PostgreSQL's check_stack_depth),
+/// and so does a DROP ... CASCADE over the whole chain or succeeds; the
+/// server never overflows its stack.
+#[tokio::test]
+async fn a_chain_of_views_past_the_stack_limit_gets_54001() {
+    let server = TestServer::start();
+    let c = server.connect("postgres").await;
+    c.batch_execute("CREATE TABLE base (a int); INSERT INTO base VALUES (1); CREATE VIEW w0 AS SELECT a FROM base").await.unwrap();
+    let deep = "stack depth limit exceeded";
+    // Each view nests 200 subqueries over the previous view.
+    let mut failed_at = None;
+    for i in 1..=60 {
+        let body = format!("SELECT a FROM {}w{}{}", "(SELECT a FROM ".repeat(200), i - 1, ") s".repeat(200));
+        match c.batch_execute(&format!("CREATE VIEW w{i} AS {body}")).await {
+            Ok(()) => {}
+            Err(e) => {
+                let db = e.as_db_error().unwrap_or_else(|| panic!("w{i}: not a server error: {e}"));
+                assert_eq!((db.code().code(), db.message()), ("54001", deep), "CREATE VIEW w{i}");
+                failed_at = Some(i);
+                break;
+            }
+        }
+        if let Err(e) = c.simple_query(&format!("SELECT * FROM w{i}")).await {
+            let db = e.as_db_error().unwrap_or_else(|| panic!("w{i}: not a server error: {e}"));
+            assert_eq!((db.code().code(), db.message()), ("54001", deep), "SELECT FROM w{i}");
+            failed_at = Some(i);
+            break;
+        }
+    }
+    assert!(failed_at.is_some(), "60 views of 200 nested subqueries each did not reach the stack limit");
+    // Dropping the chain from its root works or fails cleanly.
+    match c.batch_execute("DROP TABLE base CASCADE").await {
+        Ok(()) => assert_eq!(value(&c, "SELECT count(*) FROM pg_views WHERE viewname ~ '^w[0-9]+$'").await.as_deref(), Some("0")),
+        Err(e) => assert_eq!(e.as_db_error().map(|d| d.code().code()), Some("54001"), "{e}"),
+    }
+    still_serving(&server).await;
+}

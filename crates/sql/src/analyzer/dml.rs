@@ -90,7 +90,8 @@ impl<'a> Analyzer<'a> {
                 ))
             }
         }
-        let rte = self.relation_rte(rel.clone(), rv.alias.as_ref())?;
+        let mut rte = self.relation_rte(rel.clone(), rv.alias.as_ref())?;
+        rte.inh = rv.inh;
         let idx = self.add_rte(rte);
         Ok((idx, rel, None))
     }
@@ -294,6 +295,7 @@ impl<'a> Analyzer<'a> {
                         col_names: names,
                         col_types: types.clone(),
                         lateral: false,
+                        inh: false,
                     });
                     q.from.push(FromItem::Rte(vrte));
                     for (i, &col) in columns.iter().enumerate() {

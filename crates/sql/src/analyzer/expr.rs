@@ -13,7 +13,7 @@ use super::types::{format_type, resolve_type_name};
 use super::{name_list, node_string, pos, Analyzer};
 use crate::expr::*;
 use crate::functions::{self, ScalarFn};
-use crate::query::RteKind;
+use crate::query::{FromItem, Query, RteKind};
 
 /// A constant's text form, for `'literal'` nodes used as plain strings (DDL options).
 pub fn const_text(n: &Node) -> Option<String> {
@@ -269,6 +269,9 @@ impl<'a> Analyzer<'a> {
     pub(crate) fn column_expr(&self, levels_up: usize, rte: usize, col: usize) -> Expr {
         let level = &self.levels[self.levels.len() - 1 - levels_up];
         let entry = &level.rtable[rte];
+        if let Some(sc) = SystemColumn::of_var_col(col) {
+            return Expr::Var(Var { rte, col, levels_up: levels_up as u32, ty: sc.ty() });
+        }
         if let RteKind::Join { columns, .. } = &entry.kind {
             return shift_levels(columns[col].clone(), levels_up as u32);
         }
@@ -284,7 +287,10 @@ impl<'a> Analyzer<'a> {
                     continue;
                 }
                 let rte = &level.rtable[item.rte];
-                let matches: Vec<usize> = rte.col_names.iter().enumerate().filter(|(_, n)| *n == col).map(|(i, _)| i).collect();
+                let mut matches: Vec<usize> = rte.col_names.iter().enumerate().filter(|(_, n)| *n == col).map(|(i, _)| i).collect();
+                if matches.is_empty() {
+                    matches.extend(system_column_of(rte, col).map(SystemColumn::var_col));
+                }
                 if matches.len() > 1 {
                     return Err(ambiguous(col, location));
                 }
@@ -340,7 +346,7 @@ impl<'a> Analyzer<'a> {
             Some((up, rte)) => {
                 let level = &self.levels[self.levels.len() - 1 - up];
                 let entry = &level.rtable[rte];
-                match entry.col_names.iter().position(|n| n == col) {
+                match entry.col_names.iter().position(|n| n == col).or_else(|| system_column_of(entry, col).map(SystemColumn::var_col)) {
                     Some(i) => Ok(self.column_expr(up, rte, i)),
                     // `rel.func` style composite access is not supported; report the column.
                     None => Err(self.missing_column(Some(rel), col, location)),
@@ -980,9 +986,8 @@ impl<'a> Analyzer<'a> {
             self.level().in_window = true;
         }
         if agg_call {
-            if was_in_agg {
-                return Err(PgError::new(sqlstate::GROUPING_ERROR, "aggregate function calls cannot be nested").with_position(pos(f.location)));
-            }
+            // Whether the call nests in another aggregate of its own query
+            // level is known once its arguments tell which level that is.
             self.level().in_agg = true;
         }
         let (args, arg_names) = match self.transform_func_args(&f.args) {
@@ -1168,7 +1173,20 @@ impl<'a> Analyzer<'a> {
             return self.transform_window_call(f, &name, Some(kind), None, coerced, ret_ty);
         }
         if proc.kind == 'a' {
-            if let Some(clause) = self.level_ref().agg_forbidden {
+            // The query level the aggregate belongs to: the nearest one
+            // whose columns its arguments read (check_agg_arguments).
+            let levels_up = if window {
+                0
+            } else {
+                let reads = coerced.iter().chain(filter.iter()).chain(order.iter().map(|(e, _, _)| e));
+                reads.filter_map(|e| nearest_var_level(e, 0)).min().unwrap_or(0)
+            };
+            let owner = self.levels.len() - 1 - (levels_up as usize).min(self.levels.len() - 1);
+            let nested = if levels_up == 0 { was_in_agg } else { self.levels[owner].in_agg };
+            if agg_call && nested {
+                return Err(PgError::new(sqlstate::GROUPING_ERROR, "aggregate function calls cannot be nested").with_position(pos(f.location)));
+            }
+            if let Some(clause) = self.levels[owner].agg_forbidden {
                 return Err(agg_not_allowed(clause, f.location));
             }
             let kind = functions::agg::lookup(&name, &coerced.iter().map(|a| a.ty().oid).collect::<Vec<_>>(), ret).ok_or_else(|| {
@@ -1184,7 +1202,7 @@ impl<'a> Analyzer<'a> {
                 None => None,
             };
             if !window {
-                self.level().has_aggs = true;
+                self.levels[owner].has_aggs = true;
             }
             let arg_types = coerced.iter().map(|a| a.ty()).collect();
             let call = AggCall {
@@ -1198,6 +1216,7 @@ impl<'a> Analyzer<'a> {
                 filter,
                 order_by: order,
                 ty: ret_ty,
+                levels_up,
             };
             if window {
                 return self.transform_window_call(f, &name, None, Some(call), Vec::new(), ret_ty);
@@ -1866,4 +1885,75 @@ fn figure_colname_inner(n: &Node) -> Option<(String, u8)> {
 /// `case`, ...), else "expr".
 pub fn figure_index_colname(n: &Node) -> String {
     figure_colname_inner(n).map(|(s, _)| s).unwrap_or_else(|| "expr".to_string())
+}
+
+/// The system column `name` of a range table entry: tables (and
+/// sequences) have them, as PostgreSQL's relations do; views, subqueries,
+/// functions and joins do not.
+fn system_column_of(rte: &crate::query::RangeTblEntry, name: &str) -> Option<SystemColumn> {
+    match rte.kind {
+        RteKind::Relation(_) => SystemColumn::by_name(name),
+        _ => None,
+    }
+}
+
+/// The nearest query level, counted outward from the level `e` is at
+/// (`depth` levels below it, inside sublinks), whose columns `e` reads;
+/// None if it reads none.
+fn nearest_var_level(e: &Expr, depth: u32) -> Option<u32> {
+    let mut out: Option<u32> = None;
+    let mut note = |n: u32| out = Some(out.map_or(n, |o| o.min(n)));
+    e.walk(&mut |x| match x {
+        Expr::Var(v) if v.levels_up >= depth => note(v.levels_up - depth),
+        Expr::SubLink { query, .. } => {
+            if let Some(n) = query_nearest_var_level(query, depth + 1) {
+                note(n)
+            }
+        }
+        _ => {}
+    });
+    out
+}
+
+fn query_nearest_var_level(q: &Query, depth: u32) -> Option<u32> {
+    let out = std::cell::Cell::new(None::<u32>);
+    let note = |n: u32| out.set(Some(out.get().map_or(n, |o| o.min(n))));
+    let visit = |e: &Expr| {
+        if let Some(n) = nearest_var_level(e, depth) {
+            note(n);
+        }
+    };
+    for t in &q.targets {
+        visit(&t.expr);
+    }
+    for e in q.quals.iter().chain(q.having.iter()).chain(q.group_by.iter()).chain(q.limit.iter()).chain(q.offset.iter()) {
+        visit(e);
+    }
+    fn from_quals<'a>(f: &'a FromItem, out: &mut Vec<&'a Expr>) {
+        if let FromItem::Join { left, right, quals, .. } = f {
+            out.extend(quals.iter());
+            from_quals(left, out);
+            from_quals(right, out);
+        }
+    }
+    let mut joins = Vec::new();
+    for f in &q.from {
+        from_quals(f, &mut joins);
+    }
+    for e in joins {
+        visit(e);
+    }
+    for r in &q.rtable {
+        match &r.kind {
+            RteKind::Subquery(sq) => {
+                if let Some(n) = query_nearest_var_level(sq, depth + 1) {
+                    note(n);
+                }
+            }
+            RteKind::Values(rows) => rows.iter().flatten().for_each(visit),
+            RteKind::Function { call, .. } => visit(call),
+            _ => {}
+        }
+    }
+    out.get()
 }

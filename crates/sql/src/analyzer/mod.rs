@@ -10,6 +10,7 @@
 pub mod coerce;
 mod dml;
 mod expr;
+mod recursion;
 mod select;
 pub mod regtypes;
 mod updatable;
@@ -103,6 +104,15 @@ pub struct Analyzer<'a> {
     /// PostgreSQL's parser keeps `0` cast to numeric as a cast, which
     /// prints differently from the literal `'0'` it converts right away.
     pub fold_const_casts: bool,
+    /// Views whose definitions are being expanded, outermost first: one
+    /// that reads itself (two views made to read each other with CREATE OR
+    /// REPLACE) is refused as PostgreSQL's rewriter refuses it.
+    pub(crate) expanding_views: Vec<Oid>,
+    /// Analyzing a view's definition (CREATE VIEW): PostgreSQL's parser
+    /// does not expand the views it reads, so a view over a view that reads
+    /// itself can be created (only reading it fails, in the rewriter).
+    /// The recursive reference then stands for the view's columns alone.
+    pub(crate) defining_view: bool,
 }
 
 /// How deeply expressions may nest. Analysis, planning and evaluation all
@@ -139,7 +149,7 @@ pub(crate) fn name_list(names: &[Node]) -> String {
 
 impl<'a> Analyzer<'a> {
     pub fn new(env: AnalyzerEnv<'a>, param_types: &[SqlType], sql: &'a str) -> Analyzer<'a> {
-        Analyzer { env, b: builtins(), params: RefCell::new(param_types.to_vec()), levels: Vec::new(), sql, expr_depth: 0, escape_memo: Default::default(), acl_user: None, perms: Vec::new(), perm_as: None, fold_const_casts: true }
+        Analyzer { env, b: builtins(), params: RefCell::new(param_types.to_vec()), levels: Vec::new(), sql, expr_depth: 0, escape_memo: Default::default(), acl_user: None, perms: Vec::new(), perm_as: None, fold_const_casts: true, expanding_views: Vec::new(), defining_view: false }
     }
 
     /// Parameter types after analysis; unresolved ones are an error.
@@ -347,6 +357,7 @@ impl<'a> Analyzer<'a> {
             col_names,
             col_types,
             lateral: false,
+            inh: false,
         })
     }
 

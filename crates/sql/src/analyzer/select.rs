@@ -254,8 +254,10 @@ impl<'a> Analyzer<'a> {
                     PgError::syntax("subquery in FROM must have an alias")
                         .with_hint("For example, FROM (SELECT ...) [AS] foo.")
                 })?;
-                let sub = match rs.subquery.as_deref().and_then(|n| n.node.as_ref()) {
-                    Some(NodeEnum::SelectStmt(s)) => s.clone(),
+                // Borrowed, not cloned: a clone per level made nested
+                // subqueries quadratic in their depth.
+                let sub: &pb::SelectStmt = match rs.subquery.as_deref().and_then(|n| n.node.as_ref()) {
+                    Some(NodeEnum::SelectStmt(s)) => s,
                     _ => return Err(PgError::internal("subquery in FROM")),
                 };
                 // A non-LATERAL subquery cannot see its siblings in this FROM
@@ -269,7 +271,12 @@ impl<'a> Analyzer<'a> {
                         n
                     }).collect();
                 }
-                let q = self.analyze_select_stmt(&sub);
+                // An aggregate inside it that belongs to this level (its
+                // arguments read only this level's columns, through LATERAL)
+                // is refused (EXPR_KIND_FROM_SUBSELECT).
+                let forbidden = self.level().agg_forbidden.replace("FROM clause of their own query level");
+                let q = self.analyze_select_stmt(sub);
+                self.level().agg_forbidden = forbidden;
                 self.level().namespace = saved;
                 let q = q?;
                 let rte = self.subquery_rte(q, alias, rs.lateral)?;
@@ -307,12 +314,31 @@ impl<'a> Analyzer<'a> {
                 // The view's query sees nothing of the query that uses it.
                 // Its relations are checked as the view's owner, and its
                 // names were resolved when it was created.
-                let saved_levels = std::mem::take(&mut self.levels);
-                let saved_acl = (self.acl_user.take(), self.perm_as.replace(rel.owner));
-                let q = self.analyze_select_stmt(&sel);
-                (self.acl_user, self.perm_as) = saved_acl;
-                self.levels = saved_levels;
-                let mut q = q?;
+                let recursive = self.expanding_views.contains(&rel.oid);
+                if recursive && !self.defining_view {
+                    return Err(PgError::new(
+                        sqlstate::INVALID_OBJECT_DEFINITION,
+                        format!("infinite recursion detected in rules for relation \"{}\"", rel.name),
+                    ));
+                }
+                let mut q = if recursive {
+                    // Only the view's columns matter to the definition.
+                    let mut q = Query::new(CommandKind::Select);
+                    q.targets = rel
+                        .live_columns()
+                        .map(|(_, c)| TargetEntry { expr: Expr::null(c.sql_type()), name: c.name.clone(), junk: false, origin: None })
+                        .collect();
+                    q
+                } else {
+                    let saved_levels = std::mem::take(&mut self.levels);
+                    let saved_acl = (self.acl_user.take(), self.perm_as.replace(rel.owner));
+                    self.expanding_views.push(rel.oid);
+                    let q = self.analyze_select_stmt(&sel);
+                    self.expanding_views.pop();
+                    (self.acl_user, self.perm_as) = saved_acl;
+                    self.levels = saved_levels;
+                    q?
+                };
                 q.expanded_view = Some(rel.oid);
                 // Output column names are the view's (which may have been renamed).
                 let names: Vec<String> = rel.live_columns().map(|(_, c)| c.name.clone()).collect();
@@ -324,7 +350,11 @@ impl<'a> Analyzer<'a> {
                 rte.has_alias = rv.alias.is_some();
                 Ok(rte)
             }
-            RelKind::Table | RelKind::Sequence => self.relation_rte(rel, rv.alias.as_ref()),
+            RelKind::Table | RelKind::Sequence => {
+                let mut rte = self.relation_rte(rel, rv.alias.as_ref())?;
+                rte.inh = rv.inh;
+                Ok(rte)
+            }
             RelKind::Index => Err(PgError::new(sqlstate::WRONG_OBJECT_TYPE, format!("\"{}\" is an index", rel.name))
                 .with_position(pos(rv.location))),
         }
@@ -342,6 +372,7 @@ impl<'a> Analyzer<'a> {
                         col_names: apply_alias_cols(names.clone(), alias),
                         col_types: types.clone(),
                         lateral: false,
+                        inh: false,
                     };
                     return Ok(Some(rte));
                 }
@@ -370,6 +401,7 @@ impl<'a> Analyzer<'a> {
                     col_names: apply_alias_cols(cte.col_names.clone(), alias),
                     col_types: cte.col_types.clone(),
                     lateral: false,
+                    inh: false,
                 };
                 return Ok(Some(rte));
             }
@@ -403,6 +435,7 @@ impl<'a> Analyzer<'a> {
             col_names,
             col_types,
             lateral,
+            inh: false,
         })
     }
 
@@ -464,6 +497,7 @@ impl<'a> Analyzer<'a> {
             col_names: names,
             col_types: types,
             lateral: true,
+            inh: false,
         })
     }
 
@@ -594,6 +628,7 @@ impl<'a> Analyzer<'a> {
             col_names: names,
             col_types: types,
             lateral: false,
+            inh: false,
         };
         let jidx = self.add_rte(rte);
         let item = FromItem::Join { kind, left: Box::new(left), right: Box::new(right), quals: on, rte: jidx };
@@ -889,7 +924,7 @@ impl<'a> Analyzer<'a> {
                     sqlstate::GROUPING_ERROR,
                     format!(
                         "column \"{}{}\" must appear in the GROUP BY clause or be used in an aggregate function",
-                        table, rte.col_names[v.col]
+                        table, rte.column_name(v.col)
                     ),
                 ))
             }
@@ -921,7 +956,7 @@ impl<'a> Analyzer<'a> {
             sqlstate::GROUPING_ERROR,
             format!(
                 "subquery uses ungrouped column \"{}.{}\" from outer query",
-                rte.alias, rte.col_names[v.col]
+                rte.alias, rte.column_name(v.col)
             ),
         ))
     }
@@ -974,6 +1009,7 @@ impl<'a> Analyzer<'a> {
             col_names: names.clone(),
             col_types: col_types.clone(),
             lateral: false,
+            inh: false,
         };
         let idx = self.add_rte(rte);
         self.level().namespace.push(NsItem { rte: idx, rel_visible: true, cols_visible: true, lateral_only: false });
@@ -1165,8 +1201,8 @@ impl<'a> Analyzer<'a> {
             if cte.search_clause.is_some() || cte.cycle_clause.is_some() {
                 return Err(PgError::unsupported("SEARCH and CYCLE clauses"));
             }
-            let sel = match cte.ctequery.as_deref().and_then(|n| n.node.as_ref()) {
-                Some(NodeEnum::SelectStmt(s)) => s.clone(),
+            let sel: &pb::SelectStmt = match cte.ctequery.as_deref().and_then(|n| n.node.as_ref()) {
+                Some(NodeEnum::SelectStmt(s)) => s,
                 Some(dml @ (NodeEnum::InsertStmt(_) | NodeEnum::UpdateStmt(_) | NodeEnum::DeleteStmt(_))) => {
                     let built = self.transform_modifying_cte(cte, dml)?;
                     self.level().ctes.push(built);
@@ -1176,13 +1212,13 @@ impl<'a> Analyzer<'a> {
                 None => return Err(PgError::internal("CTE without query")),
             };
             let alias_cols: Vec<String> = cte.aliascolnames.iter().filter_map(node_string).map(str::to_string).collect();
-            let self_referencing = w.recursive && select_references(&sel, &cte.ctename);
+            let self_referencing = w.recursive && select_references(sel, &cte.ctename);
             if self_referencing {
-                let built = self.transform_recursive_cte(&cte.ctename, &sel, &alias_cols, cte.location)?;
+                let built = self.transform_recursive_cte(&cte.ctename, sel, &alias_cols, cte.location)?;
                 self.level().ctes.push(built);
                 continue;
             }
-            let q = self.analyze_select_stmt(&sel)?;
+            let q = self.analyze_select_stmt(sel)?;
             let mut names: Vec<String> = q.output().map(|t| t.name.clone()).collect();
             let types = q.output().map(|t| t.expr.ty()).collect();
             if alias_cols.len() > names.len() {
@@ -1268,6 +1304,7 @@ impl<'a> Analyzer<'a> {
                 format!("recursive reference to query \"{name}\" must not appear within its non-recursive term"),
             ));
         }
+        super::recursion::check_recursive_term(name, rarg)?;
         let left = self.analyze_select_stmt(larg)?;
         let mut names: Vec<String> = left.output().map(|t| t.name.clone()).collect();
         for (i, n) in alias_cols.iter().enumerate() {
@@ -1518,26 +1555,40 @@ pub(crate) fn shift_outer_refs(q: &mut Query, by: u32, depth: u32, memo: &mut Es
 
 /// Checks a sublink's query for references to the grouped level.
 fn check_sublink_outer_refs(q: &Query, depth: u32, groups: &[Expr], report: &dyn Fn(&Var) -> PgResult<()>) -> PgResult<()> {
+    fn check(e: &Expr, depth: u32, groups: &[Expr], report: &dyn Fn(&Var) -> PgResult<()>) -> PgResult<()> {
+        match e {
+            // An aggregate of the grouped level itself reads its input rows.
+            Expr::Agg(a) if a.levels_up == depth => Ok(()),
+            Expr::Var(v) if v.levels_up == depth => {
+                let as_local = Expr::Var(Var { levels_up: 0, ..v.clone() });
+                if groups.contains(&as_local) {
+                    Ok(())
+                } else {
+                    report(v)
+                }
+            }
+            Expr::SubLink { query, test, .. } => {
+                if let Some(t) = test {
+                    check(t, depth, groups, report)?;
+                }
+                check_sublink_outer_refs(query, depth + 1, groups, report)
+            }
+            other => {
+                let mut result = Ok(());
+                other.for_each_child(&mut |c| {
+                    if result.is_ok() {
+                        result = check(c, depth, groups, report);
+                    }
+                });
+                result
+            }
+        }
+    }
     let mut result = Ok(());
     let mut visit = |e: &Expr| {
-        e.walk(&mut |x| {
-            if result.is_err() {
-                return;
-            }
-            if let Expr::Var(v) = x {
-                if v.levels_up == depth {
-                    let as_local = Expr::Var(Var { levels_up: 0, ..v.clone() });
-                    if !groups.contains(&as_local) {
-                        result = report(v);
-                    }
-                }
-            }
-            if let Expr::SubLink { query, .. } = x {
-                if result.is_ok() {
-                    result = check_sublink_outer_refs(query, depth + 1, groups, report);
-                }
-            }
-        });
+        if result.is_ok() {
+            result = check(e, depth, groups, report);
+        }
     };
     for t in &q.targets {
         visit(&t.expr);

@@ -142,7 +142,8 @@ impl Analyzer<'_> {
         // table itself, or the entry of the view under this one.
         let (inner, scope_rte) = match base.kind {
             RelKind::Table => {
-                let rte = self.relation_rte(base.clone(), Some(&from_alias))?;
+                let mut rte = self.relation_rte(base.clone(), Some(&from_alias))?;
+                rte.inh = rv.inh;
                 let idx = self.add_rte(rte);
                 (None, idx)
             }
@@ -234,6 +235,7 @@ impl Analyzer<'_> {
             col_names: names,
             col_types: types,
             lateral: false,
+            inh: false,
         });
         Ok(ViewTarget { base_rte, base: base_rel, view_rte, view_name: view.name.clone(), base_columns, quals: all_quals, checks })
     }

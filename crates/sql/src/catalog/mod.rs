@@ -11,6 +11,7 @@
 
 pub mod acl;
 pub mod builtin;
+pub mod depend;
 pub mod store;
 pub mod system;
 
@@ -187,6 +188,33 @@ pub struct Column {
     /// Value for rows written before this column was added (encoded row of one datum).
     pub missing: Option<Vec<u8>>,
     pub collation: Oid,
+    /// What ALTER COLUMN SET STATISTICS / STORAGE / COMPRESSION chose.
+    #[serde(default)]
+    pub settings: ColumnSettings,
+    /// pg_attribute.attinhcount: how many parents the column comes from.
+    #[serde(default)]
+    pub inhcount: i32,
+    /// pg_attribute.attislocal: the table defines the column itself (not
+    /// only through inheritance).
+    #[serde(default = "yes")]
+    pub is_local: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// A column's pg_attribute settings that change how it is analyzed and
+/// stored, never what it holds: Tusk records them for the catalogs (and
+/// psql's `\d+`), its storage engine has no TOAST to apply them to.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ColumnSettings {
+    /// attstattarget; None = -1, the default_statistics_target.
+    pub stat_target: Option<i32>,
+    /// attstorage ('p', 'e', 'm', 'x'); None = the type's typstorage.
+    pub storage: Option<char>,
+    /// attcompression ('p' pglz, 'l' lz4); None = '\0', default_toast_compression.
+    pub compression: Option<char>,
 }
 
 impl Column {
@@ -277,6 +305,12 @@ pub struct Constraint {
     pub validated: bool,
     /// CHECK constraints marked NO INHERIT.
     pub no_inherit: bool,
+    /// pg_constraint.coninhcount: how many parents the constraint comes from.
+    #[serde(default)]
+    pub inhcount: i32,
+    /// pg_constraint.conislocal: the table defines the constraint itself.
+    #[serde(default = "yes")]
+    pub is_local: bool,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -321,7 +355,11 @@ pub struct IndexInfo {
     /// row, so the index's entries do not store them.
     #[serde(default)]
     pub include: Vec<i16>,
-    /// pg_index.indisreplident: the table's REPLICA IDENTITY USING INDEX.
+    /// pg_index.indisclustered: the index ALTER TABLE ... CLUSTER ON named
+    /// (a mark for a later CLUSTER; not `clustered` above).
+    #[serde(default)]
+    pub cluster_on: bool,
+    /// pg_index.indisreplident: REPLICA IDENTITY USING INDEX names it.
     #[serde(default)]
     pub replica_identity: bool,
 }
@@ -344,13 +382,24 @@ pub struct ViewInfo {
     /// The defining SELECT as SQL text.
     pub query: String,
     pub check_option: Option<String>,
-    /// Relations the view reads (DROP ... RESTRICT refuses to drop them).
+    /// Relations the view reads, through other views too (renames and
+    /// ALTER COLUMN TYPE look here).
     #[serde(default)]
     pub depends_on: Vec<Oid>,
-}
-
-fn default_replica_identity() -> char {
-    'd'
+    /// What the view's _RETURN rule depends on, as pg_depend records it:
+    /// (relation or view, attnum) for each column the query reads, (relation,
+    /// 0) for one it reads no column of. A view reached through this one is
+    /// not looked into (its own rule records what it reads).
+    #[serde(default)]
+    pub refs: Vec<(Oid, i16)>,
+    /// Primary keys the query relies on: columns it reads ungrouped
+    /// because the key is grouped (PostgreSQL's constraintDeps).
+    #[serde(default)]
+    pub constraint_refs: Vec<Oid>,
+    /// pg_rewrite.oid of the _RETURN rule (0 for views made before Tusk
+    /// numbered rules; see `depend::rule_oid`).
+    #[serde(default)]
+    pub rule_oid: Oid,
 }
 
 /// A table's TOAST table and its index as PostgreSQL has them
@@ -389,14 +438,20 @@ pub struct Relation {
     /// The TOAST table PostgreSQL gives a table that may hold long values.
     #[serde(default)]
     pub toast: Option<ToastInfo>,
-    /// pg_class.relreplident of a table (ALTER TABLE ... REPLICA IDENTITY):
-    /// 'd' default, 'n' nothing, 'f' full, 'i' the index marked
-    /// `replica_identity`. Tusk has no logical decoding to use it.
-    #[serde(default = "default_replica_identity")]
-    pub replica_identity: char,
+    /// Table flags ALTER TABLE sets that no query reads yet.
+    #[serde(default)]
+    pub flags: TableFlags,
     /// Indexes on this table; derived when the catalog is loaded, not stored.
     #[serde(skip)]
     pub indexes: Vec<Oid>,
+    /// The tables this one inherits from, in pg_inherits.inhseqno order.
+    #[serde(default)]
+    pub inherits: Vec<Oid>,
+    /// The tables inheriting directly from this one, by OID (as
+    /// find_inheritance_children orders them); derived when the catalog
+    /// is loaded, not stored.
+    #[serde(skip)]
+    pub children: Vec<Oid>,
 }
 
 impl Relation {
@@ -418,6 +473,32 @@ impl Relation {
     }
 }
 
+/// pg_class columns that ALTER TABLE sets: REPLICA IDENTITY, ROW LEVEL
+/// SECURITY (the flags; policies are not built) and OF type.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TableFlags {
+    /// relreplident: 'n' nothing, 'f' full, 'i' index; None = 'd' (the
+    /// primary key), a table's default.
+    pub replica_identity: Option<char>,
+    /// relrowsecurity
+    pub row_security: bool,
+    /// relforcerowsecurity
+    pub force_row_security: bool,
+}
+
+impl Relation {
+    /// pg_class.relreplident as PostgreSQL shows it: 'd' for a table
+    /// nobody changed, 'n' for relations without rows of their own and
+    /// for the system catalogs (heap_create_with_catalog).
+    pub fn replica_identity(&self) -> char {
+        match self.kind {
+            RelKind::Table if self.namespace == PG_CATALOG_NAMESPACE => 'n',
+            RelKind::Table => self.flags.replica_identity.unwrap_or('d'),
+            _ => 'n',
+        }
+    }
+}
+
 /// One database's catalog at one moment: immutable, shared by `Arc`.
 #[derive(Clone, Debug, Default)]
 pub struct DbCatalog {
@@ -428,6 +509,9 @@ pub struct DbCatalog {
     pub relation_by_name: HashMap<(Oid, String), Oid>,
     /// COMMENT ON: (class oid of the object kind, object oid, sub id) → text.
     pub comments: BTreeMap<(Oid, Oid, i32), String>,
+    /// pg_depend, derived from the rest when first asked for (the catalog
+    /// never changes once built; see `depend`).
+    dependencies: std::sync::OnceLock<Arc<depend::Dependencies>>,
 }
 
 /// Cluster-wide catalog: databases and roles.
@@ -528,6 +612,11 @@ impl ClusterCatalog {
 }
 
 impl DbCatalog {
+    /// The pg_depend rows of this database.
+    pub fn dependencies(&self) -> &depend::Dependencies {
+        self.dependencies.get_or_init(|| Arc::new(depend::Dependencies::derive(self)))
+    }
+
     pub fn relation(&self, oid: Oid) -> Option<&Arc<Relation>> {
         self.relations.get(&oid).or_else(|| system::by_oid(oid).map(|t| &t.relation))
     }
@@ -548,6 +637,25 @@ impl DbCatalog {
     /// Indexes of a table, as relations.
     pub fn indexes_of<'a>(&'a self, table: &'a Relation) -> impl Iterator<Item = &'a Arc<Relation>> + 'a {
         table.indexes.iter().filter_map(move |oid| self.relations.get(oid))
+    }
+
+    /// find_all_inheritors: `table` and every table inheriting from it,
+    /// directly or not, each once, parents before their children (breadth
+    /// first, children by OID), as PostgreSQL expands an inherited scan.
+    pub fn inheritance_tree(&self, table: Oid) -> Vec<Oid> {
+        let mut out = vec![table];
+        let mut i = 0;
+        while i < out.len() {
+            if let Some(r) = self.relations.get(&out[i]) {
+                for c in &r.children {
+                    if !out.contains(c) {
+                        out.push(*c);
+                    }
+                }
+            }
+            i += 1;
+        }
+        out
     }
 
     /// Foreign keys (constraint, owning table) that reference `table`.
@@ -582,6 +690,13 @@ impl DbCatalog {
         for (table, index) in index_of {
             if let Some(t) = rels.get_mut(&table) {
                 t.indexes.push(index);
+            }
+        }
+        let mut child_of: Vec<(Oid, Oid)> = rels.values().flat_map(|r| r.inherits.iter().map(move |p| (*p, r.oid))).collect();
+        child_of.sort();
+        for (parent, child) in child_of {
+            if let Some(p) = rels.get_mut(&parent) {
+                p.children.push(child);
             }
         }
         for (oid, rel) in rels {

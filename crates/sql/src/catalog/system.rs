@@ -32,6 +32,8 @@ pub struct SysCx<'a> {
     pub prepared: Vec<(String, crate::session::PreparedStatementInfo)>,
     /// The session's open cursors, filled only for pg_cursors.
     pub cursors: Vec<crate::commands::cursor::CursorInfo>,
+    /// SIREAD locks of serializable transactions, filled only for pg_locks.
+    pub predicate_locks: Vec<tusk_storage::predicate::PredicateLockInfo>,
     /// The running statement, for views that print expressions as
     /// PostgreSQL's do with pg_get_expr (information_schema.columns).
     pub env: Option<&'a dyn crate::functions::Env>,
@@ -98,6 +100,9 @@ fn registry() -> &'static Registry {
                         identity: ' ',
                         missing: None,
                         collation: 0,
+                        settings: Default::default(),
+                        inhcount: 0,
+                        is_local: true,
                     })
                     .collect(),
                 storage_id: 0,
@@ -107,9 +112,11 @@ fn registry() -> &'static Registry {
                 sequence: None,
                 options: Vec::new(),
                 acl: Some(system_table_acl(&name)),
+                flags: Default::default(),
                 indexes: Vec::new(),
                 toast: None,
-                replica_identity: 'n',
+                inherits: Vec::new(),
+                children: Vec::new(),
             });
             tables.push(SystemTable { name, namespace, oid, relkind, columns, generator, relation });
         }
@@ -334,9 +341,12 @@ fn generators() -> Vec<(&'static str, Generator)> {
         ("pg_sequence", pg_sequence),
         ("pg_index", pg_index),
         ("pg_constraint", pg_constraint),
+        ("pg_inherits", pg_inherits),
         ("pg_attrdef", pg_attrdef),
         ("pg_description", pg_description),
         ("pg_depend", pg_depend),
+        ("pg_shdepend", pg_shdepend),
+        ("pg_rewrite", pg_rewrite),
         ("pg_am", pg_am),
         ("pg_proc", pg_proc),
         ("pg_operator", pg_operator),
@@ -350,6 +360,7 @@ fn generators() -> Vec<(&'static str, Generator)> {
         ("pg_opclass", pg_opclass),
         ("pg_prepared_statements", pg_prepared_statements),
         ("pg_cursors", pg_cursors),
+        ("pg_locks", pg_locks),
         ("table_privileges", is_table_privileges),
         ("role_table_grants", is_role_table_grants),
         ("enabled_roles", is_enabled_roles),
@@ -399,9 +410,10 @@ fn class_row(cx: &SysCx, r: &Relation, relkind: char, referenced: &std::collecti
         ("reltype", oidv(0)),
         ("reloftype", oidv(0)),
         ("relowner", oidv(r.owner)),
-        ("relam", oidv(match r.kind {
-            RelKind::Table => 2,
-            RelKind::Index => 403,
+        // System views are kept as tables: the relkind decides.
+        ("relam", oidv(match relkind {
+            'r' | 'm' | 't' => 2,
+            'i' => 403,
             _ => 0,
         })),
         ("relfilenode", oidv(if r.storage_id == 0 { 0 } else { r.oid })),
@@ -418,11 +430,11 @@ fn class_row(cx: &SysCx, r: &Relation, relkind: char, referenced: &std::collecti
         ("relchecks", Datum::Int2(checks)),
         ("relhasrules", b(false)),
         ("relhastriggers", b(has_fk_triggers(r, referenced))),
-        ("relhassubclass", b(false)),
-        ("relrowsecurity", b(false)),
-        ("relforcerowsecurity", b(false)),
+        ("relhassubclass", b(!r.children.is_empty())),
+        ("relrowsecurity", b(r.flags.row_security)),
+        ("relforcerowsecurity", b(r.flags.force_row_security)),
         ("relispopulated", b(true)),
-        ("relreplident", ch(if r.kind == RelKind::Table && relkind == 'r' { r.replica_identity } else { 'n' })),
+        ("relreplident", ch(r.replica_identity())),
         ("relispartition", b(false)),
         ("relrewrite", oidv(0)),
         ("relfrozenxid", Datum::Oid(0)),
@@ -492,6 +504,9 @@ pub fn toast_relations(r: &Relation) -> Option<(Relation, Relation)> {
     toast.acl = None;
     toast.indexes = vec![info.index_oid];
     toast.toast = None;
+    toast.inherits = Vec::new();
+    toast.children = Vec::new();
+    toast.flags = Default::default();
     let mut index = toast.clone();
     index.oid = info.index_oid;
     index.name = format!("pg_toast_{}_index", r.oid);
@@ -510,19 +525,20 @@ pub fn toast_relations(r: &Relation) -> Option<(Relation, Relation)> {
         method: "btree".to_string(),
         deferrable: false,
         include: Vec::new(),
+        cluster_on: false,
         replica_identity: false,
     });
     Some((toast, index))
 }
 
-fn attribute_rows(r: &Relation, out: &mut Vec<SysRow>) {
+fn attribute_rows(r: &Relation, relkind: char, out: &mut Vec<SysRow>) {
     for (i, c) in r.columns.iter().enumerate() {
         let t = builtins().type_info(c.type_oid);
         out.push(vec![
             ("attrelid", oidv(r.oid)),
             ("attname", name(&c.name)),
             ("atttypid", oidv(if c.dropped { 0 } else { c.type_oid })),
-            ("attstattarget", Datum::Int4(-1)),
+            ("attstattarget", Datum::Int4(c.settings.stat_target.unwrap_or(-1))),
             ("attlen", Datum::Int2(t.map(|t| t.len).unwrap_or(-1))),
             ("attnum", Datum::Int2(i as i16 + 1)),
             ("attndims", Datum::Int4(if builtins().element_of(c.type_oid) != 0 { 1 } else { 0 })),
@@ -530,31 +546,68 @@ fn attribute_rows(r: &Relation, out: &mut Vec<SysRow>) {
             ("atttypmod", Datum::Int4(c.typmod)),
             ("attbyval", b(t.map(|t| t.byval).unwrap_or(false))),
             ("attalign", ch(t.map(|t| t.align).unwrap_or('i'))),
-            ("attstorage", ch(t.map(|t| t.storage).unwrap_or('p'))),
-            ("attcompression", ch('\0')),
+            ("attstorage", ch(c.settings.storage.unwrap_or(t.map(|t| t.storage).unwrap_or('p')))),
+            ("attcompression", ch(c.settings.compression.unwrap_or('\0'))),
             ("attnotnull", b(c.not_null)),
             ("atthasdef", b(c.stored_default().is_some())),
             ("atthasmissing", b(c.missing.is_some())),
             ("attidentity", ch(if c.identity == ' ' { '\0' } else { c.identity })),
             ("attgenerated", ch('\0')),
             ("attisdropped", b(c.dropped)),
-            ("attislocal", b(true)),
-            ("attinhcount", Datum::Int4(0)),
+            ("attislocal", b(c.is_local)),
+            ("attinhcount", Datum::Int4(c.inhcount)),
             ("attcollation", oidv(c.collation)),
         ]);
     }
+    // Tables and sequences have PostgreSQL's system columns too.
+    if matches!(relkind, 'r' | 'S') {
+        for sc in crate::expr::SystemColumn::ALL {
+            let ty = sc.ty().oid;
+            let t = builtins().type_info(ty);
+            out.push(vec![
+                ("attrelid", oidv(r.oid)),
+                ("attname", name(sc.name())),
+                ("atttypid", oidv(ty)),
+                ("attstattarget", Datum::Int4(0)),
+                ("attlen", Datum::Int2(t.map(|t| t.len).unwrap_or(4))),
+                ("attnum", Datum::Int2(sc.attnum())),
+                ("attndims", Datum::Int4(0)),
+                ("attcacheoff", Datum::Int4(-1)),
+                ("atttypmod", Datum::Int4(-1)),
+                ("attbyval", b(t.map(|t| t.byval).unwrap_or(true))),
+                ("attalign", ch(t.map(|t| t.align).unwrap_or('i'))),
+                ("attstorage", ch('p')),
+                ("attcompression", ch('\0')),
+                ("attnotnull", b(true)),
+                ("atthasdef", b(false)),
+                ("atthasmissing", b(false)),
+                ("attidentity", ch('\0')),
+                ("attgenerated", ch('\0')),
+                ("attisdropped", b(false)),
+                ("attislocal", b(true)),
+                ("attinhcount", Datum::Int4(0)),
+                ("attcollation", oidv(0)),
+            ]);
+        }
+    }
+}
+
+/// pg_inherits: one row per (table, parent it inherits from).
+fn pg_inherits(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
+    for r in user_relations(cx) {
+        for (i, parent) in r.inherits.iter().enumerate() {
+            out.push(vec![("inhrelid", oidv(r.oid)), ("inhparent", oidv(*parent)), ("inhseqno", Datum::Int4(i as i32 + 1)), ("inhdetachpending", b(false))]);
+        }
+    }
+    Ok(())
 }
 
 fn pg_attribute(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
     for t in all() {
-        attribute_rows(&t.relation, out);
+        attribute_rows(&t.relation, t.relkind, out);
     }
     for r in user_relations(cx) {
-        attribute_rows(r, out);
-        if let Some((toast, index)) = toast_relations(r) {
-            attribute_rows(&toast, out);
-            attribute_rows(&index, out);
-        }
+        attribute_rows(r, relkind_of(r), out);
     }
     Ok(())
 }
@@ -672,11 +725,51 @@ fn pg_stat_activity(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
             ("xact_start", ts(a.xact_start)),
             ("query_start", ts(a.query_start)),
             ("state_change", ts(a.state_change)),
-            ("wait_event_type", if a.state == "idle" { text("Client") } else { Datum::Null }),
-            ("wait_event", if a.state == "idle" { text("ClientRead") } else { Datum::Null }),
+            // Idle sessions (in a transaction or not) wait for their client.
+            ("wait_event_type", match (a.state.starts_with("idle"), a.wait_event) {
+                (true, _) => text("Client"),
+                (false, Some((kind, _))) => text(kind),
+                (false, None) => Datum::Null,
+            }),
+            ("wait_event", match (a.state.starts_with("idle"), a.wait_event) {
+                (true, _) => text("ClientRead"),
+                (false, Some((_, event))) => text(event),
+                (false, None) => Datum::Null,
+            }),
             ("state", text(a.state)),
             ("query", text(&a.query)),
             ("backend_type", text("client backend")),
+        ]);
+    }
+    Ok(())
+}
+
+/// pg_locks: the SIREAD locks of serializable transactions, with
+/// PostgreSQL's locktypes by granularity (a key range is shown as a page
+/// lock, its nearest counterpart; Tusk has no page or tuple numbers to
+/// show, so those columns are NULL). Locks of relations in other databases
+/// are left out, as their names cannot be resolved here. Tusk has no
+/// backend ids: a virtual transaction reads pid/serializable-xact-id.
+fn pg_locks(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
+    // A primary key shares its table's storage: the table is named.
+    let mut by_storage: HashMap<u32, Oid> = HashMap::new();
+    for r in cx.catalog.relations.values() {
+        let slot = by_storage.entry(r.storage_id).or_insert(r.oid);
+        if r.index.is_none() {
+            *slot = r.oid;
+        }
+    }
+    for l in &cx.predicate_locks {
+        let Some(&rel) = by_storage.get(&l.storage) else { continue };
+        out.push(vec![
+            ("locktype", text(l.granularity.locktype())),
+            ("database", oidv(cx.database)),
+            ("relation", oidv(rel)),
+            ("virtualtransaction", text(&format!("{}/{}", l.pid.unwrap_or(-1), l.xact))),
+            ("pid", l.pid.map(Datum::Int4).unwrap_or(Datum::Null)),
+            ("mode", text("SIReadLock")),
+            ("granted", b(true)),
+            ("fastpath", b(false)),
         ]);
     }
     Ok(())
@@ -908,7 +1001,7 @@ fn pg_index(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
             ("indisprimary", b(info.primary)),
             ("indisexclusion", b(false)),
             ("indimmediate", b(!info.deferrable)),
-            ("indisclustered", b(false)),
+            ("indisclustered", b(info.cluster_on)),
             ("indisvalid", b(true)),
             ("indcheckxmin", b(false)),
             ("indisready", b(true)),
@@ -972,8 +1065,8 @@ fn pg_constraint(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
                 ("confupdtype", ch(fk.map(|f| f.on_update.code()).unwrap_or(' '))),
                 ("confdeltype", ch(fk.map(|f| f.on_delete.code()).unwrap_or(' '))),
                 ("confmatchtype", ch(fk.map(|f| f.match_type).unwrap_or(' '))),
-                ("conislocal", b(true)),
-                ("coninhcount", Datum::Int4(0)),
+                ("conislocal", b(c.is_local)),
+                ("coninhcount", Datum::Int4(c.inhcount)),
                 ("connoinherit", b(c.no_inherit)),
                 ("conkey", if c.columns.is_empty() { Datum::Null } else { int2_array(&c.columns) }),
                 ("confkey", fk.map(|f| int2_array(&f.ref_columns)).unwrap_or(Datum::Null)),
@@ -1004,7 +1097,7 @@ fn pg_attrdef(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
         for (i, c) in r.columns.iter().enumerate() {
             if let Some(d) = c.stored_default() {
                 out.push(vec![
-                    ("oid", oidv(r.oid.wrapping_mul(1000).wrapping_add(i as u32))),
+                    ("oid", oidv(super::depend::attrdef_oid(r.oid, i as i16 + 1))),
                     ("adrelid", oidv(r.oid)),
                     ("adnum", Datum::Int2(i as i16 + 1)),
                     ("adbin", text(&default_node_tree(i as i16 + 1, d))),
@@ -1084,27 +1177,57 @@ fn pg_description(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
     Ok(())
 }
 
-/// pg_depend: the dependencies clients read. A sequence owned by a column
-/// depends on it automatically ('a', serial and OWNED BY) or internally
-/// ('i', identity columns); psql's `\d` shows them as "Owned by" and
-/// "Sequence for identity column".
+/// pg_depend: the dependencies PostgreSQL records between the objects of
+/// this database (derived from the catalog; see `depend`).
 fn pg_depend(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
-    const PG_CLASS: Oid = 1259;
-    for r in user_relations(cx) {
-        let Some((table, attnum)) = r.sequence.as_ref().and_then(|s| s.owned_by) else { continue };
-        let identity = cx
-            .catalog
-            .relation(table)
-            .and_then(|t| t.columns.get(attnum as usize - 1))
-            .is_some_and(|c| c.identity != ' ');
+    for d in cx.catalog.dependencies().rows() {
         out.push(vec![
-            ("classid", oidv(PG_CLASS)),
-            ("objid", oidv(r.oid)),
-            ("objsubid", Datum::Int4(0)),
-            ("refclassid", oidv(PG_CLASS)),
-            ("refobjid", oidv(table)),
-            ("refobjsubid", Datum::Int4(attnum as i32)),
-            ("deptype", ch(if identity { 'i' } else { 'a' })),
+            ("classid", oidv(d.object.class)),
+            ("objid", oidv(d.object.oid)),
+            ("objsubid", Datum::Int4(d.object.sub)),
+            ("refclassid", oidv(d.referenced.class)),
+            ("refobjid", oidv(d.referenced.oid)),
+            ("refobjsubid", Datum::Int4(d.referenced.sub)),
+            ("deptype", ch(d.deptype.code())),
+        ]);
+    }
+    Ok(())
+}
+
+/// pg_shdepend: what depends on roles, for this database's objects and
+/// the cluster's databases (the objects of other databases are not shown:
+/// their catalogs are not loaded here).
+fn pg_shdepend(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
+    let rows = super::depend::shared_dependencies_of_database(cx.catalog)
+        .into_iter()
+        .chain(super::depend::shared_dependencies_of_cluster(cx.cluster));
+    for d in rows {
+        out.push(vec![
+            ("dbid", oidv(d.dbid)),
+            ("classid", oidv(d.object.class)),
+            ("objid", oidv(d.object.oid)),
+            ("objsubid", Datum::Int4(d.object.sub)),
+            ("refclassid", oidv(super::depend::PG_AUTHID)),
+            ("refobjid", oidv(d.role)),
+            ("deptype", ch(d.deptype.code())),
+        ]);
+    }
+    Ok(())
+}
+
+/// pg_rewrite: the _RETURN rule of each view (the object its pg_depend
+/// rows name). Tusk keeps a view's query as text, not as a rule's node
+/// tree: ev_action is left NULL.
+fn pg_rewrite(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
+    for r in user_relations(cx).into_iter().filter(|r| r.kind == RelKind::View) {
+        out.push(vec![
+            ("oid", oidv(super::depend::rule_oid(r))),
+            ("rulename", name("_RETURN")),
+            ("ev_class", oidv(r.oid)),
+            ("ev_type", ch('1')),
+            ("ev_enabled", ch('O')),
+            ("is_instead", b(true)),
+            ("ev_qual", text("<>")),
         ]);
     }
     Ok(())

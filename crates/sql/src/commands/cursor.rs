@@ -276,7 +276,7 @@ fn supports_backward_scan(plan: &Plan) -> bool {
     match plan {
         Plan::Scan { .. } | Plan::Values { .. } | Plan::Function { .. } | Plan::Sort { .. } | Plan::Materialize { .. } => true,
         Plan::Filter { input, .. } | Plan::Project { input, .. } | Plan::Limit { input, .. } => supports_backward_scan(input),
-        Plan::Append { inputs } => inputs.iter().all(supports_backward_scan),
+        Plan::Append { inputs, .. } => inputs.iter().all(supports_backward_scan),
         _ => false,
     }
 }

@@ -19,6 +19,7 @@ use crate::analyzer::coerce::CoercionContext;
 use crate::analyzer::types::{format_type, resolve_type_name};
 use crate::analyzer::Analyzer;
 use crate::catalog::store::{self, new_oid, new_storage_id};
+use crate::catalog::depend;
 use crate::catalog::*;
 use crate::executor::table::TableAccess;
 use crate::expr::Expr;
@@ -162,20 +163,20 @@ impl<'s> Ddl<'s> {
         Ok(Ddl { s, catalog: s.catalog()?, sql })
     }
 
-    fn db(&self) -> Oid {
+    pub(crate) fn db(&self) -> Oid {
         self.s.db
     }
 
-    fn txn(&self) -> PgResult<&tusk_storage::Txn> {
+    pub(crate) fn txn(&self) -> PgResult<&tusk_storage::Txn> {
         self.s.txn()
     }
 
-    fn oid(&self) -> PgResult<Oid> {
+    pub(crate) fn oid(&self) -> PgResult<Oid> {
         new_oid(&self.s.cluster.engine)
     }
 
     /// New storage for a relation this transaction creates or rewrites.
-    fn storage(&self) -> PgResult<u32> {
+    pub(crate) fn storage(&self) -> PgResult<u32> {
         let id = new_storage_id(&self.s.cluster.engine)?;
         self.s.note_fresh_storage(id);
         Ok(id)
@@ -217,7 +218,7 @@ impl<'s> Ddl<'s> {
         store::put_relation(self.txn()?, self.db(), rel)
     }
 
-    fn put(&self, rel: &Relation) -> PgResult<()> {
+    pub(crate) fn put(&self, rel: &Relation) -> PgResult<()> {
         store::put_relation(self.txn()?, self.db(), rel)
     }
 
@@ -237,7 +238,7 @@ impl<'s> Ddl<'s> {
         Ok(nsp)
     }
 
-    fn lookup(&self, rv: &pb::RangeVar) -> PgResult<Arc<Relation>> {
+    pub(crate) fn lookup(&self, rv: &pb::RangeVar) -> PgResult<Arc<Relation>> {
         let settings = self.s.settings.borrow();
         let a = self.analyzer(&settings);
         a.range_var_relation(rv).map_err(super::utility_error)
@@ -281,6 +282,9 @@ fn new_column(name: &str, ty: SqlType) -> Column {
         // The type's collation (pg_type.typcollation): 100 for text types
         // and their arrays, C (950) for name, 0 for types without one.
         collation: crate::catalog::builtins().type_info(ty.oid).map(|t| t.collation).unwrap_or(0),
+        settings: Default::default(),
+        inhcount: 0,
+        is_local: true,
     }
 }
 
@@ -300,9 +304,11 @@ fn new_relation(oid: Oid, name: &str, namespace: Oid, kind: RelKind, persistence
         sequence: None,
         options: Vec::new(),
         acl: None,
+        flags: Default::default(),
         indexes: Vec::new(),
         toast: None,
-        replica_identity: if kind == RelKind::Table { 'd' } else { 'n' },
+        inherits: Vec::new(),
+        children: Vec::new(),
     }
 }
 
@@ -375,9 +381,6 @@ pub(crate) fn table_name_taken(s: &mut SqlSession, rv: &pb::RangeVar, sql: &str)
 pub fn create_table(s: &mut SqlSession, stmt: &pb::CreateStmt, sql: &str) -> PgResult<()> {
     let rv = stmt.relation.as_ref().ok_or_else(|| PgError::internal("CREATE TABLE without name"))?;
     let temp = rv.relpersistence == "t";
-    if !stmt.inh_relations.is_empty() {
-        return Err(PgError::unsupported("table inheritance (INHERITS)"));
-    }
     if stmt.partspec.is_some() || stmt.partbound.is_some() {
         return Err(PgError::unsupported("declarative partitioning"));
     }
@@ -408,22 +411,33 @@ pub fn create_table(s: &mut SqlSession, stmt: &pb::CreateStmt, sql: &str) -> PgR
         if name_taken {
             return Err(PgError::new(sqlstate::DUPLICATE_TABLE, format!("relation \"{}\" already exists", rv.relname)));
         }
-        let rel_oid = d.oid()?;
-        let mut rel = new_relation(rel_oid, &rv.relname, nsp, RelKind::Table, if temp { 't' } else if rv.relpersistence == "u" { 'u' } else { 'p' }, super::grant::current_role_oid(s));
+        // The table's OID comes after its serial sequences' (below), as in
+        // PostgreSQL, which creates them first: messages listing objects
+        // in OID order (DROP ROLE's) then read alike.
+        let mut rel = new_relation(0, &rv.relname, nsp, RelKind::Table, if temp { 't' } else if rv.relpersistence == "u" { 'u' } else { 'p' }, super::grant::current_role_oid(s));
         rel.storage_id = d.storage()?;
         rel.options = options;
         let mut table_constraints: Vec<pb::Constraint> = Vec::new();
         let mut serials: Vec<SerialSpec> = Vec::new();
         let mut raw_defaults: Vec<(usize, Node)> = Vec::new();
+        // INHERITS: the parents' columns and CHECK constraints come first.
+        let parents = super::inherit::resolve_parents(&d, stmt, rel.persistence)?;
+        let inherited = super::inherit::inherit_columns(&d, &parents, &mut rel)?;
+        let mut local_names: Vec<&str> = Vec::new();
         for elt in &stmt.table_elts {
             match &elt.node {
                 Some(NodeEnum::ColumnDef(cd)) => {
-                    if rel.columns.iter().any(|c| c.name == cd.colname) {
+                    if local_names.contains(&cd.colname.as_str()) {
                         return Err(PgError::new(sqlstate::DUPLICATE_COLUMN, format!("column \"{}\" specified more than once", cd.colname)));
                     }
-                    let idx = rel.columns.len();
+                    local_names.push(&cd.colname);
+                    let merged = rel.columns[..inherited.count].iter().position(|c| c.name == cd.colname);
+                    let idx = merged.unwrap_or(rel.columns.len());
                     let (col, serial) = column_from_def(&d, cd, idx)?;
-                    rel.columns.push(col);
+                    match merged {
+                        Some(i) => super::inherit::merge_local_column(&d, &mut rel.columns[i], &col, i + 1 != local_names.len())?,
+                        None => rel.columns.push(col),
+                    }
                     if let Some(sp) = serial {
                         serials.push(sp);
                     }
@@ -497,6 +511,7 @@ pub fn create_table(s: &mut SqlSession, stmt: &pb::CreateStmt, sql: &str) -> PgR
         }
         // Sequences for serial and identity columns.
         let mut created_names: Vec<String> = Vec::new();
+        let mut sequences: Vec<Relation> = Vec::new();
         for sp in &serials {
             let colname = rel.columns[sp.col].name.clone();
             let seq_name = choose_name(&rel.name, Some(&colname), "seq", &|n| d.relation_name_taken(nsp, n) || created_names.iter().any(|c| c == n) || n == rel.name);
@@ -504,12 +519,12 @@ pub fn create_table(s: &mut SqlSession, stmt: &pb::CreateStmt, sql: &str) -> PgR
             let attnum = sp.col as i16 + 1;
             let mut info = default_sequence_info(sp.type_oid);
             apply_sequence_options(&mut info, &sp.options, true)?;
-            info.owned_by = Some((rel_oid, attnum));
+            info.owned_by = Some((0, attnum));
             let seq_oid = d.oid()?;
             let mut seq = new_relation(seq_oid, &seq_name, nsp, RelKind::Sequence, rel.persistence, rel.owner);
             seq.columns = sequence_columns();
             seq.sequence = Some(info);
-            d.create_relation(&seq)?;
+            sequences.push(seq);
             if sp.identity.is_none() {
                 // As regclass prints it: quoted where the name needs it.
                 let qualified = if nsp == PUBLIC_NAMESPACE || Some(nsp) == s.temp_namespace {
@@ -519,6 +534,13 @@ pub fn create_table(s: &mut SqlSession, stmt: &pb::CreateStmt, sql: &str) -> PgR
                 };
                 rel.columns[sp.col].default = Some(format!("nextval('{}'::regclass)", qualified.replace('\'', "''")));
             }
+        }
+        rel.oid = d.oid()?;
+        for mut seq in sequences {
+            if let Some(info) = seq.sequence.as_mut() {
+                info.owned_by = info.owned_by.map(|(_, attnum)| (rel.oid, attnum));
+            }
+            d.create_relation(&seq)?;
         }
         // Defaults: validate against the column type, store as text.
         for (idx, e) in &raw_defaults {
@@ -531,6 +553,12 @@ pub fn create_table(s: &mut SqlSession, stmt: &pb::CreateStmt, sql: &str) -> PgR
             let text = deparse_expr(e)?;
             check_default_node(&d, &rel, *idx, e)?;
             rel.columns[*idx].default = Some(text);
+        }
+        let overridden: Vec<usize> = raw_defaults.iter().map(|(i, _)| *i).collect();
+        super::inherit::check_conflicting_defaults(&rel, &inherited, &overridden)?;
+        rel.inherits = parents.iter().map(|p| p.oid).collect();
+        for p in &parents {
+            d.lock_relation(p.oid)?;
         }
         // Table constraints, PRIMARY KEY first so the table is clustered on it.
         table_constraints.sort_by_key(|c| if c.contype == 7 { 0 } else { 1 });
@@ -578,6 +606,9 @@ fn sequence_columns() -> Vec<Column> {
 }
 
 fn column_from_def(d: &Ddl, cd: &pb::ColumnDef, idx: usize) -> PgResult<(Column, Option<SerialSpec>)> {
+    if crate::expr::SystemColumn::by_name(&cd.colname).is_some() {
+        return Err(PgError::new(sqlstate::DUPLICATE_COLUMN, format!("column name \"{}\" conflicts with a system column name", cd.colname)));
+    }
     let tn = cd.type_name.as_ref().ok_or_else(|| PgError::internal("column without type"))?;
     let (schema, name) = crate::analyzer::types::type_name_parts(tn);
     let serial_type = if schema.is_none() || schema.as_deref() == Some("pg_catalog") {
@@ -610,6 +641,7 @@ fn column_from_def(d: &Ddl, cd: &pb::ColumnDef, idx: usize) -> PgResult<(Column,
     let _ = d;
     let mut c = new_column(&cd.colname, ty);
     c.not_null = cd.is_not_null;
+    super::table_settings::column_def_settings(cd, &mut c)?;
     if let Some(coll) = &cd.coll_clause {
         let name = coll.collname.iter().filter_map(ident).collect::<Vec<_>>().join(".");
         let at = crate::analyzer::pos(coll.location);
@@ -700,30 +732,62 @@ fn add_constraint(
         6 => {
             let expr = con.raw_expr.as_deref().ok_or_else(|| PgError::internal("CHECK without expression"))?;
             let text = deparse_expr(expr)?;
-            // Validate: boolean, no aggregates or subqueries.
+            // Validate: boolean, no aggregates or subqueries; note the
+            // columns it reads (for its default name).
+            let mut read_columns: Vec<usize> = Vec::new();
             {
                 let settings = d.s.settings.borrow();
                 let mut a = d.analyzer(&settings);
                 // CREATE TABLE cooks its constraints with the statement's
                 // text at hand, ALTER TABLE without (no error position).
                 let e = a.analyze_relation_node(Arc::new(rel.clone()), expr, "check constraints").map_err(|e| if creating { e } else { super::utility_error(e) })?;
+                let mut system = None;
+                e.walk(&mut |x| {
+                    if let Expr::Var(v) = x {
+                        if let Some(sc) = crate::expr::SystemColumn::of_var_col(v.col) {
+                            system = system.or(Some(sc));
+                        }
+                        if !read_columns.contains(&v.col) {
+                            read_columns.push(v.col);
+                        }
+                    }
+                });
+                // Only the row's table is known when a CHECK is evaluated.
+                if let Some(sc) = system.filter(|sc| *sc != crate::expr::SystemColumn::TableOid) {
+                    return Err(PgError::new(
+                        sqlstate::INVALID_COLUMN_REFERENCE,
+                        format!("system column \"{}\" reference in check constraint is invalid", sc.name()),
+                    ));
+                }
                 if e.ty().oid != oid::BOOL {
                     let _ = a.coerce_to_boolean(e, "CHECK", -1)?;
                 }
             }
             let name = if !con.conname.is_empty() {
-                if rel.constraints.iter().any(|c| c.name == con.conname) {
-                    return Err(PgError::new(
-                        sqlstate::DUPLICATE_OBJECT,
-                        format!("constraint \"{}\" for relation \"{}\" already exists", con.conname, rel.name),
-                    ));
+                // One of that name (inherited) may take this definition in.
+                let arrival = super::inherit::CheckArrival {
+                    name: &con.conname,
+                    text: &text,
+                    local: true,
+                    no_inherit: con.is_no_inherit,
+                    valid: creating || !con.skip_validation,
+                };
+                if super::inherit::merge_check(d, rel, &arrival)? {
+                    return Ok(());
                 }
                 con.conname.clone()
             } else {
                 // As PostgreSQL: named after the column when the expression
                 // reads exactly one, else after the table alone (the syntax,
                 // column or table constraint, does not matter).
-                let col = sole_column_ref(expr, rel);
+                let col = match read_columns.as_slice() {
+                    [c] => match crate::expr::SystemColumn::of_var_col(*c) {
+                        Some(sc) => Some(sc.name().to_string()),
+                        None => rel.live_columns().nth(*c).map(|(_, col)| col.name.clone()),
+                    },
+                    _ => None,
+                };
+                let _ = expr;
                 choose_name(&rel.name, col.as_deref(), "check", &|n| {
                     rel.constraints.iter().any(|c| c.name == n) || taken.iter().any(|t| t == n)
                 })
@@ -743,6 +807,8 @@ fn add_constraint(
                 // only: a new table's constraints are valid, it has no rows).
                 validated: creating || !con.skip_validation,
                 no_inherit: con.is_no_inherit,
+                inhcount: 0,
+                is_local: true,
             });
         }
         // PRIMARY KEY / UNIQUE
@@ -796,6 +862,7 @@ fn add_constraint(
                 method: "btree".into(),
                 deferrable: con.deferrable,
                 include,
+                cluster_on: false,
                 replica_identity: false,
             });
             rel.constraints.push(Constraint {
@@ -810,6 +877,8 @@ fn add_constraint(
                 deferred: con.initdeferred,
                 validated: true,
                 no_inherit: false,
+                inhcount: 0,
+                is_local: true,
             });
             new_indexes.push(idx);
         }
@@ -966,6 +1035,8 @@ fn add_constraint(
                 deferred: con.initdeferred,
                 validated: creating || !con.skip_validation,
                 no_inherit: false,
+                inhcount: 0,
+                is_local: true,
             });
         }
         9 => return Err(PgError::unsupported("exclusion constraints")),
@@ -973,26 +1044,6 @@ fn add_constraint(
         _ => return Err(PgError::unsupported("this constraint type")),
     }
     Ok(())
-}
-
-/// The first column a raw CHECK expression mentions (for its default name).
-/// The one column of `rel` an expression reads, if it reads exactly one.
-fn sole_column_ref(e: &Node, rel: &Relation) -> Option<String> {
-    let node = e.node.as_ref()?;
-    let mut found: Option<String> = None;
-    for (n, _, _) in node.nodes() {
-        if let pg_query::NodeRef::ColumnRef(c) = n {
-            if let Some(name) = c.fields.last().and_then(ident) {
-                if rel.column_by_name(name).is_some() {
-                    match &found {
-                        Some(f) if f != name => return None,
-                        _ => found = Some(name.to_string()),
-                    }
-                }
-            }
-        }
-    }
-    found
 }
 
 pub(crate) fn ensure_temp_namespace(s: &mut SqlSession) -> PgResult<()> {
@@ -1380,6 +1431,7 @@ pub fn create_index(s: &mut SqlSession, stmt: &pb::IndexStmt, sql: &str) -> PgRe
             method: method.to_string(),
             deferrable: false,
             include,
+            cluster_on: false,
             replica_identity: false,
         });
         d.create_relation(&idx)?;
@@ -1469,7 +1521,7 @@ fn collation_oid(name: &str) -> PgResult<Oid> {
 }
 
 /// Fills a new index from the table's existing rows.
-fn build_index(d: &Ddl, rel: &Relation, idx_oid: Oid) -> PgResult<()> {
+pub(crate) fn build_index(d: &Ddl, rel: &Relation, idx_oid: Oid) -> PgResult<()> {
     // Re-read the catalog through the transaction so the table sees its new index.
     let cat = Arc::new(store::load_database(d.txn()?, d.db())?);
     let table_rel = cat.relation(rel.oid).ok_or_else(|| PgError::internal("table vanished"))?.clone();
@@ -1525,6 +1577,7 @@ pub fn create_view(s: &mut SqlSession, stmt: &pb::ViewStmt, sql: &str) -> PgResu
         let q = {
             let settings = d.s.settings.borrow();
             let mut a = d.analyzer(&settings);
+            a.defining_view = true;
             a.analyze_select_stmt(&sel)?
         };
         let mut cols: Vec<Column> = q.output().map(|t| new_column(&t.name, t.expr.ty())).collect();
@@ -1543,12 +1596,16 @@ pub fn create_view(s: &mut SqlSession, stmt: &pb::ViewStmt, sql: &str) -> PgResu
         }
         let mut depends = Vec::new();
         query_relations(&q, &mut depends);
+        let refs = super::dependency::view_references(&q)?;
         let text = deparse_select(&natural_joins_spelled_out(&expand_view_star(&sel, &q), &q))?;
-        let nsp = d.namespace_for(rv, temp)?;
         let temp_deps = depends.iter().any(|o| d.catalog.relation(*o).map(|r| r.persistence == 't').unwrap_or(false));
         if temp_deps && !temp {
             notice(d.s, format!("view \"{}\" will be a temporary view", rv.relname));
         }
+        // A view reading temporary tables is temporary itself, in the
+        // session's temporary schema (a schema named for it is refused).
+        let temp = temp || temp_deps;
+        let nsp = d.namespace_for(rv, temp)?;
         if let Some(existing) = d.catalog.lookup_relation(nsp, &rv.relname) {
             if !stmt.replace {
                 return Err(PgError::new(sqlstate::DUPLICATE_TABLE, format!("relation \"{}\" already exists", rv.relname)));
@@ -1582,14 +1639,20 @@ pub fn create_view(s: &mut SqlSession, stmt: &pb::ViewStmt, sql: &str) -> PgResu
             }
             let mut updated = (**existing).clone();
             updated.columns = cols;
-            updated.view = Some(ViewInfo { query: text, check_option, depends_on: depends });
+            // The view keeps its rule, as PostgreSQL's replaces the rule's action.
+            let rule_oid = match existing.view.as_ref().map(|v| v.rule_oid) {
+                Some(o) if o != 0 => o,
+                _ => d.oid()?,
+            };
+            updated.view = Some(ViewInfo { query: text, check_option, depends_on: depends, refs: refs.columns, constraint_refs: refs.constraints, rule_oid });
             updated.options = view_options;
             d.put(&updated)?;
         } else {
             let oid = d.oid()?;
+            let rule_oid = d.oid()?;
             let mut view = new_relation(oid, &rv.relname, nsp, RelKind::View, if temp { 't' } else { 'p' }, super::grant::current_role_oid(s));
             view.columns = cols;
-            view.view = Some(ViewInfo { query: text, check_option, depends_on: depends });
+            view.view = Some(ViewInfo { query: text, check_option, depends_on: depends, refs: refs.columns, constraint_refs: refs.constraints, rule_oid });
             view.options = view_options;
             d.create_relation(&view)?;
         }
@@ -1739,6 +1802,7 @@ pub fn drop_database(s: &mut SqlSession, stmt: &pb::DropdbStmt) -> PgResult<()> 
         }
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
         while !others.is_empty() && std::time::Instant::now() < deadline {
+            s.interrupt.check()?;
             std::thread::sleep(std::time::Duration::from_millis(20));
             others = s.cluster.other_sessions_on(&db.name, s.pid);
         }
@@ -1756,66 +1820,15 @@ pub fn drop_database(s: &mut SqlSession, stmt: &pb::DropdbStmt) -> PgResult<()> 
 
 // ---------------------------------------------------------------- DROP
 
-/// Relations that must go along with `rel` (indexes, owned sequences) and
-/// the objects that depend on it (views, foreign keys), which block a
-/// RESTRICT drop.
-fn dependents(catalog: &DbCatalog, rel: &Relation) -> (Vec<Oid>, Vec<String>, Vec<(Oid, String)>) {
-    let mut owned = Vec::new();
-    for idx in catalog.indexes_of(rel) {
-        owned.push(idx.oid);
-    }
-    for r in catalog.relations.values() {
-        if let Some(seq) = &r.sequence {
-            if seq.owned_by.map(|(t, _)| t) == Some(rel.oid) {
-                owned.push(r.oid);
-            }
-        }
-    }
-    // PostgreSQL lists dependents in the order they were created (pg_depend's).
-    let mut ordered: Vec<(Oid, String)> = Vec::new();
-    let mut fks = Vec::new();
-    for v in catalog.relations.values().filter(|r| r.view.as_ref().map(|v| v.depends_on.contains(&rel.oid)).unwrap_or(false) && r.oid != rel.oid) {
-        ordered.push((v.oid, format!("view {} depends on {} {}", v.name, rel.kind.noun(), rel.name)));
-    }
-    for (child, c) in catalog.referencing_fks(rel.oid) {
-        if child.oid != rel.oid {
-            ordered.push((c.oid, format!("constraint {} on table {} depends on table {}", c.name, child.name, rel.name)));
-            fks.push((child.oid, c.name.clone()));
-        }
-    }
-    ordered.sort_by_key(|(oid, _)| *oid);
-    let mut blocking: Vec<String> = ordered.into_iter().map(|(_, text)| text).collect();
-    if rel.kind == RelKind::Sequence && rel.sequence.as_ref().and_then(|s| s.owned_by).is_none() {
-        for (table, col) in defaults_using_sequence(catalog, rel) {
-            let t = &catalog.relations[&table];
-            blocking.push(format!("default value for column {} of table {} depends on sequence {}", t.columns[col].name, t.name, rel.name));
-        }
-    }
-    (owned, blocking, fks)
-}
-
-/// Columns whose DEFAULT calls nextval on this sequence.
-fn defaults_using_sequence(catalog: &DbCatalog, seq: &Relation) -> Vec<(Oid, usize)> {
-    let q = crate::functions::quote_ident;
-    let name = q(&seq.name).replace('\'', "''");
-    let qualified = format!("{}.{}", q(&catalog.namespace_name(seq.namespace)), q(&seq.name)).replace('\'', "''");
-    let mut out = Vec::new();
-    for t in catalog.relations.values() {
-        for (i, c) in t.columns.iter().enumerate() {
-            if let Some(d) = &c.default {
-                if d.contains(&format!("nextval('{name}'")) || d.contains(&format!("nextval('{qualified}'")) {
-                    out.push((t.oid, i));
-                }
-            }
-        }
-    }
-    out.sort();
-    out
-}
-
+/// DROP TABLE | INDEX | VIEW | SEQUENCE | SCHEMA: the named objects are
+/// looked up and checked (kind, owner) one by one, as RemoveRelations and
+/// RemoveObjects do, then dropped together with what depends on them
+/// (`dependency::perform_deletion`), so that an object depending on another
+/// one named in the same statement does not block it.
 pub fn drop(s: &mut SqlSession, stmt: &pb::DropStmt, sql: &str) -> PgResult<()> {
     let kind = stmt.remove_type;
-    let cascade = stmt.behavior == 2;
+    let cascade = stmt.behavior == pb::DropBehavior::DropCascade as i32;
+    let mut targets: Vec<depend::ObjectAddress> = Vec::new();
     match kind {
         // TABLE, INDEX, VIEW, SEQUENCE
         42 | 21 | 52 | 38 => {
@@ -1825,7 +1838,6 @@ pub fn drop(s: &mut SqlSession, stmt: &pb::DropStmt, sql: &str) -> PgResult<()> 
                 52 => (RelKind::View, "view"),
                 _ => (RelKind::Sequence, "sequence"),
             };
-            let mut targets: Vec<Oid> = Vec::new();
             for obj in &stmt.objects {
                 let Some(NodeEnum::List(l)) = &obj.node else { continue };
                 let parts: Vec<&str> = l.items.iter().filter_map(ident).collect();
@@ -1865,33 +1877,23 @@ pub fn drop(s: &mut SqlSession, stmt: &pb::DropStmt, sql: &str) -> PgResult<()> 
                     return Err(PgError::new(sqlstate::WRONG_OBJECT_TYPE, format!("\"{}\" is not {}", rel.name, with_article(noun)))
                         .with_hint(format!("Use {hint} to remove {}.", with_article(rel.kind.noun()))));
                 }
-                if rel.kind == RelKind::Index {
-                    if let Some(info) = &rel.index {
-                        if let Some(table) = d.catalog.relation(info.table) {
-                            if let Some(c) = table.constraints.iter().find(|c| c.index == rel.oid && matches!(c.kind, ConstraintKind::PrimaryKey | ConstraintKind::Unique)) {
-                                return Err(PgError::new(
-                                    sqlstate::DEPENDENT_OBJECTS_STILL_EXIST,
-                                    format!("cannot drop index {} because constraint {} on table {} requires it", rel.name, c.name, table.name),
-                                )
-                                .with_hint(format!("You can drop constraint {} on table {} instead.", c.name, table.name)));
-                            }
-                        }
-                    }
-                }
                 super::grant::check_relation_owner(d.s, &rel)?;
-                std::mem::drop(d);
-                targets.push(rel.oid);
+                if rel.oid < tusk_types::oid::FIRST_NORMAL_OBJECT_ID {
+                    // The catalogs themselves (pinned OIDs), and the views
+                    // Tusk computes, which cannot be dropped either.
+                    if rel.oid < depend::FIRST_UNPINNED_OBJECT_ID && rel.kind == RelKind::Table {
+                        return Err(PgError::new(sqlstate::INSUFFICIENT_PRIVILEGE, format!("permission denied: \"{}\" is a system catalog", rel.name)));
+                    }
+                    return Err(PgError::new(
+                        sqlstate::DEPENDENT_OBJECTS_STILL_EXIST,
+                        format!("cannot drop {} {} because it is required by the database system", rel.kind.noun(), rel.name),
+                    ));
+                }
+                let t = depend::ObjectAddress::relation(rel.oid);
+                if !targets.contains(&t) {
+                    targets.push(t);
+                }
             }
-            // All of them go together: what depends on one only through
-            // another being dropped too does not block the drop.
-            for &oid in &targets {
-                let d = Ddl::new(s, sql)?;
-                let Some(rel) = d.catalog.relation(oid).cloned() else { continue };
-                drop_relation_with(&d, &rel, cascade, &targets)?;
-                std::mem::drop(d);
-                s.reload_txn_catalog()?;
-            }
-            Ok(())
         }
         // SCHEMA
         37 => {
@@ -1905,63 +1907,39 @@ pub fn drop(s: &mut SqlSession, stmt: &pb::DropStmt, sql: &str) -> PgResult<()> 
                     }
                     return Err(PgError::new(sqlstate::INVALID_SCHEMA_NAME, format!("schema \"{name}\" does not exist")));
                 };
-                if nsp == PG_CATALOG_NAMESPACE || nsp == INFORMATION_SCHEMA_NAMESPACE || nsp == PG_TOAST_NAMESPACE {
-                    return Err(PgError::new(
-                        sqlstate::DEPENDENT_OBJECTS_STILL_EXIST,
-                        format!("cannot drop schema {name} because it is required by the database system"),
-                    ));
-                }
                 if let Some(me) = super::grant::checked_user(d.s) {
                     let owner = d.catalog.namespaces.get(&nsp).map_or(BOOTSTRAP_SUPERUSER, |n| n.owner);
                     if !me.holds(owner) {
                         return Err(PgError::new(sqlstate::INSUFFICIENT_PRIVILEGE, format!("must be owner of schema {name}")));
                     }
                 }
-                let mut members: Vec<Arc<Relation>> = d.catalog.relations.values().filter(|r| r.namespace == nsp).cloned().collect();
-                members.sort_by_key(|r| r.oid);
-                if !members.is_empty() && !cascade {
-                    let lines: Vec<String> = members
-                        .iter()
-                        .filter(|r| r.kind != RelKind::Index)
-                        .filter(|r| !(r.kind == RelKind::Sequence && r.sequence.as_ref().and_then(|s| s.owned_by).is_some()))
-                        .map(|r| format!("{} {}.{}", r.kind.noun(), name, r.name))
-                        .collect();
+                // Tusk's information_schema is computed, not made of objects.
+                if nsp == PG_CATALOG_NAMESPACE || nsp == INFORMATION_SCHEMA_NAMESPACE || nsp == PG_TOAST_NAMESPACE {
                     return Err(PgError::new(
                         sqlstate::DEPENDENT_OBJECTS_STILL_EXIST,
-                        format!("cannot drop schema {name} because other objects depend on it"),
-                    )
-                    .with_detail(lines.iter().map(|l| format!("{l} depends on schema {name}")).collect::<Vec<_>>().join("\n"))
-                    .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
+                        format!("cannot drop schema {name} because it is required by the database system"),
+                    ));
                 }
-                let n = members.len();
-                for r in members.iter().filter(|r| r.kind != RelKind::Index) {
-                    let d2 = Ddl::new(d.s, sql)?;
-                    if d2.catalog.relation(r.oid).is_some() {
-                        drop_relation(&d2, &d2.catalog.relation(r.oid).unwrap().clone(), true)?;
-                    }
-                    // Each drop re-reads the catalog through the transaction.
-                    let cat = store::load_database(d.s.txn()?, d.s.db)?;
-                    let _ = cat;
+                let t = depend::ObjectAddress::namespace(nsp);
+                if !targets.contains(&t) {
+                    targets.push(t);
                 }
-                if cascade && n > 0 {
-                    notice(d.s, format!("drop cascades to {} other object{}", n, if n == 1 { "" } else { "s" }));
-                }
-                d.s.txn()?.delete(&store::namespace_key(d.s.db, nsp))?;
-                store::release_name(d.s.txn()?, d.s.db, 0, name)?;
-                std::mem::drop(d);
-                s.reload_txn_catalog()?;
             }
-            Ok(())
         }
         k if k == pb::ObjectType::ObjectFunction as i32
             || k == pb::ObjectType::ObjectProcedure as i32
             || k == pb::ObjectType::ObjectRoutine as i32
             || k == pb::ObjectType::ObjectAggregate as i32 =>
         {
-            drop_routine(s, stmt, k)
+            return drop_routine(s, stmt, k);
         }
-        _ => Err(PgError::unsupported("DROP of this object type")),
+        _ => return Err(PgError::unsupported("DROP of this object type")),
     }
+    {
+        let d = Ddl::new(s, sql)?;
+        super::dependency::perform_deletion(&d, &targets, cascade)?;
+    }
+    s.reload_txn_catalog()
 }
 
 /// DROP FUNCTION / PROCEDURE / ROUTINE / AGGREGATE. Tusk has no
@@ -2010,118 +1988,6 @@ fn drop_routine(s: &mut SqlSession, stmt: &pb::DropStmt, kind: i32) -> PgResult<
     Ok(())
 }
 
-/// Removes a relation (and what goes with it) from the catalog; its data is
-/// deleted after commit.
-pub(crate) fn drop_relation(d: &Ddl, rel: &Relation, cascade: bool) -> PgResult<()> {
-    drop_relation_with(d, rel, cascade, &[])
-}
-
-/// Drops `rel`; objects that depend on it are dropped (CASCADE) or block
-/// the drop, except those among `co_dropped`, the other relations the same
-/// statement drops, which go quietly (a foreign key of a co-dropped table
-/// is removed now, the table itself in its turn).
-fn drop_relation_with(d: &Ddl, rel: &Relation, cascade: bool, co_dropped: &[Oid]) -> PgResult<()> {
-    if rel.oid < tusk_types::oid::FIRST_NORMAL_OBJECT_ID {
-        return Err(PgError::new(
-            sqlstate::DEPENDENT_OBJECTS_STILL_EXIST,
-            format!("cannot drop {} {} because it is required by the database system", rel.kind.noun(), rel.name),
-        ));
-    }
-    let (owned, blocking, fks) = dependents(&d.catalog, rel);
-    // Dependents that go with this statement anyway.
-    let quiet_fks: Vec<(Oid, String)> = fks.iter().filter(|(child, _)| co_dropped.contains(child)).cloned().collect();
-    let co_views: Vec<String> = co_dropped
-        .iter()
-        .filter_map(|o| d.catalog.relation(*o))
-        .filter(|r| r.kind == RelKind::View)
-        .map(|v| format!("view {} depends on", v.name))
-        .collect();
-    let quiet_names: Vec<String> = quiet_fks.iter().filter_map(|(c, n)| d.catalog.relation(*c).map(|t| format!("constraint {n} on table {} depends on", t.name))).collect();
-    let blocking: Vec<String> = blocking
-        .into_iter()
-        .filter(|b| !quiet_names.iter().any(|q| b.starts_with(q.as_str())) && !co_views.iter().any(|v| b.starts_with(v.as_str())))
-        .collect();
-    let fks: Vec<(Oid, String)> = if cascade { fks } else { quiet_fks.clone() };
-    for (child, con) in &quiet_fks {
-        let cat = store::load_database(d.txn()?, d.db())?;
-        if let Some(c) = cat.relation(*child) {
-            let mut updated = (**c).clone();
-            updated.constraints.retain(|x| x.name != *con);
-            d.put(&updated)?;
-        }
-    }
-    let _ = &fks;
-    if !blocking.is_empty() && !cascade {
-        let what = if co_dropped.len() > 1 {
-            "cannot drop desired object(s) because other objects depend on them".to_string()
-        } else {
-            format!("cannot drop {} {} because other objects depend on it", rel.kind.noun(), rel.name)
-        };
-        return Err(PgError::new(sqlstate::DEPENDENT_OBJECTS_STILL_EXIST, what)
-        .with_detail(blocking.join("\n"))
-        .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
-    }
-    d.lock_relation(rel.oid)?;
-    if cascade && !blocking.is_empty() {
-        if blocking.len() == 1 {
-            notice(d.s, format!("drop cascades to {}", blocking[0].split(" depends on ").next().unwrap_or_default()));
-        } else {
-            let items: Vec<String> = blocking.iter().map(|b| format!("drop cascades to {}", b.split(" depends on ").next().unwrap_or_default())).collect();
-            let mut e = PgError::notice(format!("drop cascades to {} other objects", blocking.len()));
-            e.detail = Some(items.join("\n"));
-            d.s.notices.borrow_mut().push(e);
-        }
-        // Dependent views go; foreign keys are removed from their tables.
-        let views: Vec<Arc<Relation>> = d.catalog.relations.values().filter(|r| r.view.as_ref().map(|v| v.depends_on.contains(&rel.oid)).unwrap_or(false) && r.oid != rel.oid).cloned().collect();
-        for v in views {
-            drop_relation(d, &v, true)?;
-        }
-        for (child, con) in fks {
-            let cat = store::load_database(d.txn()?, d.db())?;
-            if let Some(c) = cat.relation(child) {
-                let mut updated = (**c).clone();
-                updated.constraints.retain(|x| x.name != con);
-                d.put(&updated)?;
-            }
-        }
-        if rel.kind == RelKind::Sequence {
-            for (table, col) in defaults_using_sequence(&d.catalog, rel) {
-                let cat = store::load_database(d.txn()?, d.db())?;
-                if let Some(t) = cat.relation(table) {
-                    let mut updated = (**t).clone();
-                    updated.columns[col].default = None;
-                    d.put(&updated)?;
-                }
-            }
-        }
-    }
-    let txn = d.txn()?;
-    for o in owned {
-        if let Some(r) = d.catalog.relation(o) {
-            store::delete_relation(txn, d.db(), r)?;
-            if r.storage_id != 0 && r.storage_id != rel.storage_id && !r.index.as_ref().map(|i| i.clustered).unwrap_or(false) {
-                d.s.note_drop(r.storage_id);
-            }
-            if r.kind == RelKind::Sequence {
-                d.s.note_sequence_drop(r.oid);
-            }
-        }
-    }
-    store::delete_relation(txn, d.db(), rel)?;
-    if rel.storage_id != 0 && !rel.index.as_ref().map(|i| i.clustered).unwrap_or(false) {
-        d.s.note_drop(rel.storage_id);
-    }
-    if rel.kind == RelKind::Sequence {
-        d.s.note_sequence_drop(rel.oid);
-    }
-    // A sequence owned by nothing else; a dropped column's serial sequence goes with it.
-    for c in &rel.constraints {
-        store::put_comment(txn, d.db(), 2606, c.oid, 0, None)?;
-    }
-    store::put_comment(txn, d.db(), 1259, rel.oid, 0, None)?;
-    Ok(())
-}
-
 /// Drops temporary schemas (and their relations) left by sessions.
 pub fn drop_temp_namespaces(cluster: &crate::cluster::Cluster, db: Oid, nsps: &[Oid]) -> PgResult<()> {
     let txn = cluster.engine.begin(tusk_storage::Isolation::ReadCommitted, true);
@@ -2155,8 +2021,12 @@ pub fn truncate(s: &mut SqlSession, stmt: &pb::TruncateStmt, sql: &str) -> PgRes
             if rel.kind != RelKind::Table {
                 return Err(PgError::new(sqlstate::WRONG_OBJECT_TYPE, format!("\"{}\" is not a table", rel.name)));
             }
-            if !rels.iter().any(|x| x.oid == rel.oid) {
-                rels.push(rel);
+            // Without ONLY, the tables inheriting from it are emptied too.
+            let tree = if rv.inh { d.catalog.inheritance_tree(rel.oid) } else { vec![rel.oid] };
+            for t in tree.into_iter().filter_map(|o| d.catalog.relation(o).cloned()) {
+                if !rels.iter().any(|x| x.oid == t.oid) {
+                    rels.push(t);
+                }
             }
         }
         // Tables referencing these must be truncated too (CASCADE) or the command fails.
@@ -2183,6 +2053,9 @@ pub fn truncate(s: &mut SqlSession, stmt: &pb::TruncateStmt, sql: &str) -> PgRes
             // New, empty storage for the table and each index.
             let mut t = (**rel).clone();
             let old = t.storage_id;
+            // SSI: every row goes, a write a serializable reader of the
+            // table conflicts with (CheckTableForSerializableConflictIn).
+            d.txn()?.predicate_write_relation(old)?;
             t.storage_id = d.storage()?;
             d.s.note_drop(old);
             d.put(&t)?;
@@ -2323,7 +2196,7 @@ pub fn alter_table(s: &mut SqlSession, stmt: &pb::AlterTableStmt, sql: &str) -> 
                 return Err(PgError::new(sqlstate::INSUFFICIENT_PRIVILEGE, format!("permission denied: \"{}\" is a system catalog", rel.name)));
             }
             d.lock_relation(rel.oid)?;
-            alter_table_cmd(&d, &rel, c, stmt.objtype)?;
+            super::inherit::alter(&d, &rel, c, stmt.objtype, rv.inh)?;
         }
         s.reload_txn_catalog()?;
     }
@@ -2495,11 +2368,13 @@ fn alter_column_type(d: &Ddl, rel: &Arc<Relation>, c: &pb::AlterTableCmd) -> PgR
         }
         None => type_collation,
     };
-    // What Tusk cannot carry through a rewrite yet.
-    let views: Vec<&Arc<Relation>> = d.catalog.relations.values().filter(|r| r.view.as_ref().is_some_and(|v| v.depends_on.contains(&rel.oid))).collect();
-    if let Some(v) = views.first() {
+    // A view reading the column (its rule depends on it) would change
+    // under its users: PostgreSQL refuses, and so does Tusk.
+    let column = depend::ObjectAddress::column(rel.oid, attnum);
+    let rule = d.catalog.dependencies().dependents(column).find(|dep| dep.object.class == depend::PG_REWRITE).map(|dep| dep.object);
+    if let Some(rule) = rule {
         return Err(PgError::new(sqlstate::FEATURE_NOT_SUPPORTED, "cannot alter type of a column used by a view or rule")
-            .with_detail(format!("rule _RETURN on view {} depends on column \"{}\"", v.name, c.name)));
+            .with_detail(format!("{} depends on column \"{}\"", super::dependency::describe_object(d, &d.catalog, rule), c.name)));
     }
     let in_fk = rel.constraints.iter().any(|k| k.kind == ConstraintKind::ForeignKey && k.columns.contains(&attnum))
         || !d.catalog.referencing_fks(rel.oid).is_empty();
@@ -2610,7 +2485,7 @@ fn column_index(rel: &Relation, name: &str) -> PgResult<usize> {
     })
 }
 
-fn alter_table_cmd(d: &Ddl, rel: &Arc<Relation>, c: &pb::AlterTableCmd, objtype: i32) -> PgResult<()> {
+pub(crate) fn alter_table_cmd(d: &Ddl, rel: &Arc<Relation>, c: &pb::AlterTableCmd, objtype: i32) -> PgResult<()> {
     let _ = objtype;
     let mut t = (**rel).clone();
     match c.subtype {
@@ -2718,75 +2593,11 @@ fn alter_table_cmd(d: &Ddl, rel: &Arc<Relation>, c: &pb::AlterTableCmd, objtype:
                     format!("column \"{}\" of relation \"{}\" does not exist", c.name, rel.name),
                 ));
             };
-            let attnum = i as i16 + 1;
-            if t.live_columns().count() == 1 && false {
-                return Ok(());
-            }
-            // Views using the table block the drop (we do not track columns).
-            let (_, blocking, _) = dependents(&d.catalog, rel);
-            let view_deps: Vec<&String> = blocking.iter().filter(|b| b.starts_with("view ")).collect();
-            if !view_deps.is_empty() && c.behavior != 2 {
-                return Err(PgError::new(
-                    sqlstate::DEPENDENT_OBJECTS_STILL_EXIST,
-                    format!("cannot drop column {} of table {} because other objects depend on it", c.name, rel.name),
-                )
-                .with_detail(view_deps.iter().map(|v| v.replace(&format!("table {}", rel.name), &format!("column {} of table {}", c.name, rel.name))).collect::<Vec<_>>().join("\n"))
-                .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
-            }
-            // Indexes and constraints on the column go with it.
-            let clustered_pk = d.catalog.indexes_of(rel).any(|ix| {
-                let info = ix.index.as_ref().expect("index");
-                info.clustered && (info.keys.iter().any(|k| k.attnum == attnum) || info.include.contains(&attnum))
-            });
-            if clustered_pk {
-                // The primary key goes with its column: first the table
-                // leaves its clustering, then the column goes as any other.
-                decluster(d, rel)?;
-                let cat = Arc::new(store::load_database(d.txn()?, d.db())?);
-                let rel = cat.relation(rel.oid).ok_or_else(|| PgError::internal("table vanished"))?.clone();
-                let d = Ddl { s: d.s, catalog: cat, sql: d.sql };
-                return alter_table_cmd(&d, &rel, c, objtype);
-            }
-            let mut dropped_indexes = Vec::new();
-            for ix in d.catalog.indexes_of(rel) {
-                let info = ix.index.as_ref().expect("index");
-                if info.keys.iter().any(|k| k.attnum == attnum || k.expr.as_ref().map(|e| e.contains(&c.name)).unwrap_or(false)) || info.include.contains(&attnum) {
-                    store::delete_relation(d.txn()?, d.db(), ix)?;
-                    d.s.note_drop(ix.storage_id);
-                    dropped_indexes.push(ix.oid);
-                }
-            }
-            t.constraints.retain(|k| {
-                !k.columns.contains(&attnum) && !(k.index != 0 && dropped_indexes.contains(&k.index)) && !k.check.as_ref().map(|e| mentions_column(e, &c.name)).unwrap_or(false)
-            });
-            // Foreign keys of other tables referencing this column.
-            for (child, con) in d.catalog.referencing_fks(rel.oid) {
-                if con.foreign.as_ref().map(|f| f.ref_columns.contains(&attnum)).unwrap_or(false) {
-                    if c.behavior != 2 {
-                        return Err(PgError::new(
-                            sqlstate::DEPENDENT_OBJECTS_STILL_EXIST,
-                            format!("cannot drop column {} of table {} because other objects depend on it", c.name, rel.name),
-                        )
-                        .with_detail(format!("constraint {} on table {} depends on column {} of table {}", con.name, child.name, c.name, rel.name))
-                        .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
-                    }
-                    let mut ch = (*child).clone();
-                    ch.constraints.retain(|x| x.name != con.name);
-                    d.put(&ch)?;
-                }
-            }
-            let col = &mut t.columns[i];
-            col.dropped = true;
-            col.name = format!("........pg.dropped.{}........", attnum);
-            col.not_null = false;
-            col.default = None;
-            d.put(&t)?;
-            // Owned sequences of the column.
-            for r in d.catalog.relations.values() {
-                if r.sequence.as_ref().and_then(|s| s.owned_by) == Some((rel.oid, attnum)) {
-                    store::delete_relation(d.txn()?, d.db(), r)?;
-                }
-            }
+            // ATExecDropColumn: the column and what depends on it go
+            // (indexes, constraints and defaults on it silently, views and
+            // foreign keys only with CASCADE).
+            let column = depend::ObjectAddress::column(rel.oid, i as i16 + 1);
+            return super::dependency::perform_deletion(d, &[column], c.behavior == pb::DropBehavior::DropCascade as i32);
         }
         // ALTER COLUMN SET DEFAULT / DROP DEFAULT
         4 => {
@@ -2805,16 +2616,24 @@ fn alter_table_cmd(d: &Ddl, rel: &Arc<Relation>, c: &pb::AlterTableCmd, objtype:
         6 => {
             let i = column_index(&t, &c.name)?;
             let attnum = i as i16 + 1;
-            if t.primary_key().map(|pk| pk.columns.contains(&attnum)).unwrap_or(false) {
-                return Err(PgError::new(sqlstate::INVALID_TABLE_DEFINITION, format!("column \"{}\" is in a primary key", c.name)));
-            }
             if t.columns[i].identity != ' ' {
                 return Err(PgError::new(
                     sqlstate::SYNTAX_ERROR,
                     format!("column \"{}\" of relation \"{}\" is an identity column", c.name, rel.name),
                 ));
             }
-            super::replica_identity::check_drop_not_null(&d.catalog, &t, attnum)?;
+            if t.primary_key().map(|pk| pk.columns.contains(&attnum)).unwrap_or(false) {
+                return Err(PgError::new(sqlstate::INVALID_TABLE_DEFINITION, format!("column \"{}\" is in a primary key", c.name)));
+            }
+            let in_replica_identity = d.catalog.indexes_of(rel).filter_map(|ix| ix.index.as_ref()).any(|info| {
+                info.replica_identity && info.keys.iter().any(|k| k.attnum == attnum)
+            });
+            if in_replica_identity {
+                return Err(PgError::new(
+                    sqlstate::INVALID_TABLE_DEFINITION,
+                    format!("column \"{}\" is in index used as replica identity", c.name),
+                ));
+            }
             t.columns[i].not_null = false;
             d.put(&t)?;
         }
@@ -2835,7 +2654,7 @@ fn alter_table_cmd(d: &Ddl, rel: &Arc<Relation>, c: &pb::AlterTableCmd, objtype:
             let Some(NodeEnum::Constraint(con)) = c.def.as_deref().and_then(|n| n.node.as_ref()) else {
                 return Err(PgError::internal("ADD CONSTRAINT without constraint"));
             };
-            if !con.conname.is_empty() && t.constraints.iter().any(|k| k.name == con.conname) {
+            if !con.conname.is_empty() && con.contype != 6 && t.constraints.iter().any(|k| k.name == con.conname) {
                 return Err(PgError::new(
                     sqlstate::DUPLICATE_OBJECT,
                     format!("constraint \"{}\" for relation \"{}\" already exists", con.conname, rel.name),
@@ -2860,53 +2679,16 @@ fn alter_table_cmd(d: &Ddl, rel: &Arc<Relation>, c: &pb::AlterTableCmd, objtype:
                     format!("constraint \"{}\" of relation \"{}\" does not exist", c.name, rel.name),
                 ));
             };
-            let con = t.constraints.remove(pos);
-            if matches!(con.kind, ConstraintKind::PrimaryKey | ConstraintKind::Unique) {
-                // Foreign keys relying on the index block the drop.
-                let dependent: Vec<(Arc<Relation>, Constraint)> =
-                    d.catalog.referencing_fks(rel.oid).into_iter().filter(|(_, k)| k.foreign.as_ref().map(|f| f.ref_index) == Some(con.index)).collect();
-                if !dependent.is_empty() && c.behavior != 2 {
-                    let (child, k) = &dependent[0];
-                    return Err(PgError::new(
-                        sqlstate::DEPENDENT_OBJECTS_STILL_EXIST,
-                        format!("cannot drop constraint {} on table {} because other objects depend on it", con.name, rel.name),
-                    )
-                    .with_detail(format!("constraint {} on table {} depends on index {}", k.name, child.name, con.name))
-                    .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
-                }
-                for (child, k) in dependent {
-                    let mut ch = (*child).clone();
-                    ch.constraints.retain(|x| x.name != k.name);
-                    d.put(&ch)?;
-                }
-                if let Some(ix) = d.catalog.relation(con.index) {
-                    if ix.index.as_ref().map(|i| i.clustered).unwrap_or(false) {
-                        return decluster(d, rel);
-                    }
-                    store::delete_relation(d.txn()?, d.db(), ix)?;
-                    d.s.note_drop(ix.storage_id);
-                }
-            }
-            d.put(&t)?;
+            // ATExecDropConstraint: the constraint, its index, and (with
+            // CASCADE) the foreign keys that rely on that index.
+            let con = depend::ObjectAddress::constraint(t.constraints[pos].oid);
+            return super::dependency::perform_deletion(d, &[con], c.behavior == pb::DropBehavior::DropCascade as i32);
         }
         // VALIDATE CONSTRAINT
         24 | 25 => return validate_constraint(d, rel, &c.name),
         // ALTER COLUMN TYPE
         30 => return alter_column_type(d, rel, c),
         x if x == pb::AlterTableType::AtChangeOwner as i32 => return change_owner(d, rel, c),
-        // REPLICA IDENTITY
-        59 => {
-            let Some(NodeEnum::ReplicaIdentityStmt(ri)) = c.def.as_deref().and_then(|n| n.node.as_ref()) else {
-                return Err(PgError::internal("REPLICA IDENTITY without definition"));
-            };
-            if rel.kind != RelKind::Table {
-                return Err(PgError::new(sqlstate::WRONG_OBJECT_TYPE, format!("ALTER action REPLICA IDENTITY cannot be performed on relation \"{}\"", rel.name))
-                    .with_detail(format!("This operation is not supported for {}.", super::reloptions::relkind_plural(rel.kind))));
-            }
-            for changed in super::replica_identity::mark(&d.catalog, &t, &ri.identity_type, &ri.name)? {
-                d.put(&changed)?;
-            }
-        }
         // SET (...), RESET (...) storage parameters
         40 | 41 | 42 => {
             let how = match c.subtype {
@@ -2920,8 +2702,9 @@ fn alter_table_cmd(d: &Ddl, rel: &Arc<Relation>, c: &pb::AlterTableCmd, objtype:
             };
             d.put(&super::reloptions::altered(&t, &list, how)?)?;
         }
-        // SET LOGGED/UNLOGGED, SET WITHOUT OIDS: accepted as no-ops.
-        35 | 36 | 37 => {}
+        x if super::table_settings::handles(x) => return super::table_settings::alter(d, rel, c),
+        // SET LOGGED/UNLOGGED: accepted as no-ops.
+        35 | 36 => {}
         // ADD/SET/DROP IDENTITY
         68 => {
             let i = column_index(&t, &c.name)?;
@@ -3013,10 +2796,6 @@ fn alter_table_cmd(d: &Ddl, rel: &Arc<Relation>, c: &pb::AlterTableCmd, objtype:
     Ok(())
 }
 
-fn mentions_column(expr_text: &str, col: &str) -> bool {
-    expr_text.split(|c: char| !(c.is_alphanumeric() || c == '_')).any(|w| w == col)
-}
-
 fn table_has_rows(d: &Ddl, rel: &Arc<Relation>) -> PgResult<bool> {
     let prefix = tusk_storage::keys::storage_prefix(rel.storage_id);
     let end = tusk_storage::keys::prefix_end(&prefix);
@@ -3089,7 +2868,7 @@ fn install_constraints(d: &Ddl, rel: &Arc<Relation>, t: &mut Relation, new_index
 /// Drops the primary key of a table clustered on it: the rows move to
 /// new storage under hidden row ids (every other index rebuilt for the new
 /// row keys). Referencing foreign keys are the caller's business.
-fn decluster(d: &Ddl, rel: &Arc<Relation>) -> PgResult<()> {
+pub(crate) fn decluster(d: &Ddl, rel: &Arc<Relation>) -> PgResult<()> {
     d.lock_relation(rel.oid)?;
     let mut t = (**rel).clone();
     t.constraints.retain(|k| k.kind != ConstraintKind::PrimaryKey);
@@ -3118,9 +2897,23 @@ fn decluster(d: &Ddl, rel: &Arc<Relation>) -> PgResult<()> {
 fn reload_rows(d: &Ddl, old: &Arc<Relation>, new: &Relation) -> PgResult<Option<usize>> {
     let cat = Arc::new(store::load_database(d.txn()?, d.db())?);
     let new_rel = cat.relation(new.oid).ok_or_else(|| PgError::internal("table vanished"))?.clone();
+    // ADD COLUMN ... PRIMARY KEY rewrites the table in the statement that
+    // adds the column: the old rows are read with the new column list, the
+    // added column taking its `missing` value, as later reads would.
+    let old = if new.columns.len() > old.columns.len() {
+        let mut widened = (**old).clone();
+        widened.columns = new.columns.clone();
+        Arc::new(widened)
+    } else {
+        old.clone()
+    };
     d.s.with_exec(&cat, |cx| {
         let mut compile = crate::executor::nodes_compile(cx);
-        let from = TableAccess::new(old.clone(), &d.catalog, &mut compile)?;
+        // The stored rows are read as the new definition sees them (a
+        // column added with the key reads as its default), from the old
+        // storage.
+        let source = Relation { storage_id: old.storage_id, indexes: old.indexes.clone(), ..new.clone() };
+        let from = TableAccess::new(Arc::new(source), &d.catalog, &mut compile)?;
         let to = TableAccess::new(new_rel.clone(), &cat, &mut compile)?;
         let bulk_ok = cx.env.bulk_storage(new_rel.storage_id) && to.indexes.iter().all(|i| cx.env.bulk_storage(i.rel.storage_id));
         let mut bulk = bulk_ok.then(|| cx.txn.engine().bulk_writer());
@@ -3214,7 +3007,7 @@ fn validate_constraint(d: &Ddl, rel: &Arc<Relation>, name: &str) -> PgResult<()>
 /// Checks every row of table `table` against the CHECK and FOREIGN KEY
 /// constraints among `constraints`, failing as PostgreSQL's validation
 /// does on the first violation.
-fn check_existing_rows(d: &Ddl, table: Oid, constraints: &[&Constraint]) -> PgResult<()> {
+pub(crate) fn check_existing_rows(d: &Ddl, table: Oid, constraints: &[&Constraint]) -> PgResult<()> {
     let added = constraints;
     if added.iter().all(|c| !matches!(c.kind, ConstraintKind::Check | ConstraintKind::ForeignKey)) {
         return Ok(());
@@ -3341,37 +3134,11 @@ pub fn rename(s: &mut SqlSession, stmt: &pb::RenameStmt, sql: &str) -> PgResult<
                 let rv = stmt.relation.as_ref().ok_or_else(|| PgError::internal("RENAME without relation"))?;
                 let rel = d.lookup(rv)?;
                 super::grant::check_relation_owner(d.s, &rel)?;
-                d.lock_relation(rel.oid)?;
-                let i = column_index(&rel, &stmt.subname)
-                    .map_err(|_| PgError::new(sqlstate::UNDEFINED_COLUMN, format!("column \"{}\" does not exist", stmt.subname)))?;
-                if rel.column_by_name(&stmt.newname).is_some() {
-                    return Err(PgError::new(
-                        sqlstate::DUPLICATE_COLUMN,
-                        format!("column \"{}\" of relation \"{}\" already exists", stmt.newname, rel.name),
-                    ));
-                }
-                let mut t = (*rel).clone();
-                t.columns[i].name = stmt.newname.clone();
-                rename_column_in_views(&d, &rel, &stmt.subname, &stmt.newname)?;
-                // Stored expressions refer to columns by name: rewrite them.
-                for c in t.constraints.iter_mut() {
-                    if let Some(e) = &c.check {
-                        c.check = Some(rename_identifier(e, &stmt.subname, &stmt.newname));
-                    }
-                }
-                d.put(&t)?;
-                for ix in d.catalog.indexes_of(&rel) {
-                    let mut x = (**ix).clone();
-                    let info = x.index.as_mut().expect("index");
-                    for k in info.keys.iter_mut() {
-                        if let Some(e) = &k.expr {
-                            k.expr = Some(rename_identifier(e, &stmt.subname, &stmt.newname));
-                        }
-                    }
-                    if let Some(p) = &info.predicate {
-                        info.predicate = Some(rename_identifier(p, &stmt.subname, &stmt.newname));
-                    }
-                    d.put(&x)?;
+                // The column goes by its new name in the whole inheritance tree.
+                for oid in super::inherit::rename_column_targets(&d, &rel, &stmt.subname, &stmt.newname, rv.inh)? {
+                    let d = Ddl { s: d.s, catalog: Arc::new(store::load_database(d.txn()?, d.db())?), sql: d.sql };
+                    let rel = d.catalog.relation(oid).cloned().ok_or_else(|| PgError::internal("renamed table vanished"))?;
+                    rename_column(&d, &rel, stmt)?;
                 }
             }
             // CONSTRAINT
@@ -3379,26 +3146,10 @@ pub fn rename(s: &mut SqlSession, stmt: &pb::RenameStmt, sql: &str) -> PgResult<
                 let rv = stmt.relation.as_ref().ok_or_else(|| PgError::internal("RENAME without relation"))?;
                 let rel = d.lookup(rv)?;
                 super::grant::check_relation_owner(d.s, &rel)?;
-                let mut t = (*rel).clone();
-                let Some(c) = t.constraints.iter_mut().find(|c| c.name == stmt.subname) else {
-                    return Err(PgError::new(
-                        sqlstate::UNDEFINED_OBJECT,
-                        format!("constraint \"{}\" for table \"{}\" does not exist", stmt.subname, rel.name),
-                    ));
-                };
-                c.name = stmt.newname.clone();
-                let idx = c.index;
-                let is_index_backed = matches!(c.kind, ConstraintKind::PrimaryKey | ConstraintKind::Unique);
-                d.put(&t)?;
-                if is_index_backed {
-                    if let Some(ix) = d.catalog.relation(idx) {
-                        let txn = d.txn()?;
-                        store::release_name(txn, d.db(), ix.namespace, &ix.name)?;
-                        store::claim_name(txn, d.db(), ix.namespace, &stmt.newname, ix.oid)?;
-                        let mut x = (**ix).clone();
-                        x.name = stmt.newname.clone();
-                        d.put(&x)?;
-                    }
+                for oid in super::inherit::rename_constraint_targets(&d, &rel, &stmt.subname, rv.inh)? {
+                    let d = Ddl { s: d.s, catalog: Arc::new(store::load_database(d.txn()?, d.db())?), sql: d.sql };
+                    let rel = d.catalog.relation(oid).cloned().ok_or_else(|| PgError::internal("renamed table vanished"))?;
+                    rename_constraint(&d, &rel, stmt)?;
                 }
             }
             // SCHEMA
@@ -3421,6 +3172,69 @@ pub fn rename(s: &mut SqlSession, stmt: &pb::RenameStmt, sql: &str) -> PgResult<
         }
     }
     s.reload_txn_catalog()
+}
+
+/// RENAME COLUMN on one table.
+fn rename_column(d: &Ddl, rel: &Arc<Relation>, stmt: &pb::RenameStmt) -> PgResult<()> {
+    d.lock_relation(rel.oid)?;
+    let i = column_index(rel, &stmt.subname)
+        .map_err(|_| PgError::new(sqlstate::UNDEFINED_COLUMN, format!("column \"{}\" does not exist", stmt.subname)))?;
+    if rel.column_by_name(&stmt.newname).is_some() {
+        return Err(PgError::new(
+            sqlstate::DUPLICATE_COLUMN,
+            format!("column \"{}\" of relation \"{}\" already exists", stmt.newname, rel.name),
+        ));
+    }
+    let mut t = (**rel).clone();
+    t.columns[i].name = stmt.newname.clone();
+    rename_column_in_views(d, rel, &stmt.subname, &stmt.newname)?;
+    // Stored expressions refer to columns by name: rewrite them.
+    for c in t.constraints.iter_mut() {
+        if let Some(e) = &c.check {
+            c.check = Some(rename_identifier(e, &stmt.subname, &stmt.newname));
+        }
+    }
+    d.put(&t)?;
+    for ix in d.catalog.indexes_of(rel) {
+        let mut x = (**ix).clone();
+        let info = x.index.as_mut().expect("index");
+        for k in info.keys.iter_mut() {
+            if let Some(e) = &k.expr {
+                k.expr = Some(rename_identifier(e, &stmt.subname, &stmt.newname));
+            }
+        }
+        if let Some(p) = &info.predicate {
+            info.predicate = Some(rename_identifier(p, &stmt.subname, &stmt.newname));
+        }
+        d.put(&x)?;
+    }
+    Ok(())
+}
+
+/// RENAME CONSTRAINT on one table.
+fn rename_constraint(d: &Ddl, rel: &Arc<Relation>, stmt: &pb::RenameStmt) -> PgResult<()> {
+    let mut t = (**rel).clone();
+    let Some(c) = t.constraints.iter_mut().find(|c| c.name == stmt.subname) else {
+        return Err(PgError::new(
+            sqlstate::UNDEFINED_OBJECT,
+            format!("constraint \"{}\" for table \"{}\" does not exist", stmt.subname, rel.name),
+        ));
+    };
+    c.name = stmt.newname.clone();
+    let idx = c.index;
+    let is_index_backed = matches!(c.kind, ConstraintKind::PrimaryKey | ConstraintKind::Unique);
+    d.put(&t)?;
+    if is_index_backed {
+        if let Some(ix) = d.catalog.relation(idx) {
+            let txn = d.txn()?;
+            store::release_name(txn, d.db(), ix.namespace, &ix.name)?;
+            store::claim_name(txn, d.db(), ix.namespace, &stmt.newname, ix.oid)?;
+            let mut x = (**ix).clone();
+            x.name = stmt.newname.clone();
+            d.put(&x)?;
+        }
+    }
+    Ok(())
 }
 
 /// Views keep their query as SQL text, so a renamed table or column is

@@ -209,6 +209,9 @@ enum Detail {
     Count(&'static str, u64),
     /// EXPLAIN ANALYZE of a sort: method, "Memory" or "Disk", kB.
     Sort(String, String, u64),
+    /// A line of its own in the text format (the tables an UPDATE or
+    /// DELETE of an inheritance tree reaches: "Update on c p_2").
+    Line(String),
 }
 
 /// Adds what a node reported about its run (`Node::explain_info`) to its
@@ -373,12 +376,17 @@ impl<'a, 'c> Explainer<'a, 'c> {
                 n.est = Estimate { startup: 0.0, total: 0.01, rows: 1.0, width: width_of_exprs(exprs) };
                 (n, labels, Vec::new())
             }
-            Plan::Scan { rel, method, filter, reverse, with_key, label, .. } => {
-                let mut labels = self.leaf_labels(label);
+            Plan::Scan { rel, method, filter, reverse, with_key, system, label, .. } => {
+                // The row key and system columns follow the table's columns.
+                let mut full = (**label).clone();
                 if *with_key {
-                    labels.push(self.qualify(&label.refname, "ctid"));
+                    full.columns.push("ctid".into());
                 }
-                let (n, _) = self.scan(rel, method, filter.as_ref(), *reverse, label, outer, &mut subplans)?;
+                if *system {
+                    full.columns.extend(crate::expr::SystemColumn::ALL.iter().map(|sc| sc.name().to_string()));
+                }
+                let labels = self.leaf_labels(&full);
+                let (n, _) = self.scan(rel, method, filter.as_ref(), *reverse, &full, outer, &mut subplans)?;
                 (n, labels.clone(), labels)
             }
             Plan::Values { rows, label, .. } => {
@@ -477,6 +485,7 @@ impl<'a, 'c> Explainer<'a, 'c> {
             Plan::NestedLoop { left, right, kind, predicate, .. } => {
                 let (l, ll) = self.node(left, outer)?;
                 let (r, rl) = self.node(right, outer)?;
+                let left_len = ll.len();
                 let mut labels = ll;
                 labels.extend(rl);
                 let mut n = named("Nested Loop");
@@ -495,12 +504,13 @@ impl<'a, 'c> Explainer<'a, 'c> {
                 };
                 n.children.push((Relationship::Outer, l));
                 n.children.push((Relationship::Inner, r));
-                (n, labels.clone(), labels)
+                (n, join_output(*kind, &labels, left_len), labels)
             }
             Plan::LateralLoop { left, right, args, kind, predicate, .. } => {
                 let (l, ll) = self.node(left, outer)?;
                 let arg_labels: Vec<PlanLabel> = args.iter().map(|a| PlanLabel::column(self.deparse(a, &ll, outer, &mut subplans))).collect();
                 let (r, rl) = self.node(right, &arg_labels)?;
+                let left_len = ll.len();
                 let mut labels = ll;
                 labels.extend(rl);
                 let mut n = named("Nested Loop");
@@ -514,7 +524,7 @@ impl<'a, 'c> Explainer<'a, 'c> {
                 n.est = Estimate { startup: l.est.startup + r.est.startup, total: l.est.total + l.est.rows * r.est.total, rows, width: l.est.width + r.est.width };
                 n.children.push((Relationship::Outer, l));
                 n.children.push((Relationship::Inner, r));
-                (n, labels.clone(), labels)
+                (n, join_output(*kind, &labels, left_len), labels)
             }
             Plan::HashJoin { left, right, kind, left_keys, right_keys, predicate, .. } => {
                 let (l, ll) = self.node(left, outer)?;
@@ -525,6 +535,7 @@ impl<'a, 'c> Explainer<'a, 'c> {
                     let b = self.deparse(b, &rl, outer, &mut subplans);
                     conds.push(format!("({a} = {b})"));
                 }
+                let left_len = ll.len();
                 let mut labels = ll;
                 labels.extend(rl);
                 let mut n = named("Hash Join");
@@ -552,7 +563,7 @@ impl<'a, 'c> Explainer<'a, 'c> {
                 hash.children.push((Relationship::Outer, r));
                 n.children.push((Relationship::Outer, l));
                 n.children.push((Relationship::Inner, hash));
-                (n, labels.clone(), labels)
+                (n, join_output(*kind, &labels, left_len), labels)
             }
             Plan::Agg { input, group, aggs } => {
                 let (child, in_labels) = self.node(input, outer)?;
@@ -675,7 +686,7 @@ impl<'a, 'c> Explainer<'a, 'c> {
                 n.children.push((Relationship::Inner, r));
                 (n, ll.clone(), ll)
             }
-            Plan::Append { inputs } => {
+            Plan::Append { inputs, label } => {
                 let mut n = named("Append");
                 let mut labels = None;
                 for p in inputs {
@@ -687,7 +698,11 @@ impl<'a, 'c> Explainer<'a, 'c> {
                     labels.get_or_insert(l);
                     n.children.push((Relationship::Member, c));
                 }
-                let labels = labels.unwrap_or_default();
+                // An inherited table's rows are named after the parent's.
+                let labels = match label {
+                    Some(l) => self.leaf_labels(l),
+                    None => labels.unwrap_or_default(),
+                };
                 (n, labels.clone(), labels)
             }
             Plan::RecursiveUnion { base, recursive, .. } => {
@@ -707,7 +722,7 @@ impl<'a, 'c> Explainer<'a, 'c> {
                 n.children.push((Relationship::Outer, child));
                 (n, labels.clone(), labels)
             }
-            Plan::Modify { kind, rel, input, on_conflict, returning, .. } => {
+            Plan::Modify { kind, rel, input, on_conflict, returning, inherited, .. } => {
                 let (child, in_labels) = self.node(input, outer)?;
                 let (verb, op) = match kind {
                     ModifyKind::Insert => ("Insert", "Insert"),
@@ -725,6 +740,10 @@ impl<'a, 'c> Explainer<'a, 'c> {
                         None => self.catalog.indexes_of(rel).filter(|i| i.index.as_ref().is_some_and(|x| x.unique)).map(|i| i.name.clone()).collect(),
                     };
                     n.details.push(Detail::List("Conflict Arbiter Indexes", arbiters));
+                }
+                // Each table of an inheritance tree, as its scan names it.
+                for (i, m) in inherited.iter().enumerate() {
+                    n.details.push(Detail::Line(format!("{verb} on {} {}_{}", self.relation_text(&m.rel), quote_ident(&rel.name), i + 1)));
                 }
                 let labels: Vec<PlanLabel> = returning.iter().map(|e| self.output_label(e, &in_labels, outer, &mut subplans)).collect();
                 n.est = Estimate { startup: child.est.startup, total: child.est.total + child.est.rows * CPU_TUPLE_COST, rows: 0.0, width: width_of_exprs(returning) };
@@ -942,7 +961,8 @@ impl<'a, 'c> Explainer<'a, 'c> {
                     Ok(k) => count += k,
                 }
             }
-        } else if let Ok(kvs) = txn.scan(&lower, &upper, false, 10_000) {
+        } else if let Ok(kvs) = txn.scan_latest(&lower, &upper, false, 10_000) {
+            // An estimate: newest rows, and no SIREAD lock (EXPLAIN reads no data in PostgreSQL).
             count = kvs.len();
         }
         let n = count as f64;
@@ -1013,7 +1033,7 @@ fn plan_children(plan: &Plan, f: &mut dyn FnMut(&Plan)) {
             f(base);
             f(recursive);
         }
-        Plan::Append { inputs } => inputs.iter().for_each(f),
+        Plan::Append { inputs, .. } => inputs.iter().for_each(f),
     }
 }
 
@@ -1105,6 +1125,14 @@ fn join_type(kind: JoinKind) -> &'static str {
         JoinKind::Full => "Full",
         JoinKind::Semi => "Semi",
         JoinKind::Anti => "Anti",
+    }
+}
+
+/// A join's output columns: a semi or anti join returns its left rows only.
+fn join_output(kind: JoinKind, labels: &[PlanLabel], left_len: usize) -> Vec<PlanLabel> {
+    match kind {
+        JoinKind::Semi | JoinKind::Anti => labels[..left_len].to_vec(),
+        _ => labels.to_vec(),
     }
 }
 
@@ -1278,6 +1306,9 @@ fn text_node(n: &ExNode, plan_name: Option<&str>, mut indent: usize, opts: &Opti
             Detail::Sort(m, t, kb) => {
                 let _ = writeln!(out, "{}Sort Method: {m}  {t}: {kb}kB", pad(indent));
             }
+            Detail::Line(l) => {
+                let _ = writeln!(out, "{}{l}", pad(indent));
+            }
         }
     }
     for (rel, c) in &n.children {
@@ -1352,6 +1383,7 @@ fn structured(n: &ExNode, rel: Option<&Relationship>, opts: &Options) -> Vec<(St
                 p.push(("Sort Space Used".into(), Val::Num(kb.to_string())));
                 p.push(("Sort Space Type".into(), Val::Str(t.clone())));
             }
+            Detail::Line(_) => {}
         }
     }
     if !n.children.is_empty() {

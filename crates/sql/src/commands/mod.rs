@@ -7,13 +7,18 @@ pub mod copy;
 pub mod create_as;
 pub mod cursor;
 pub mod ddl;
+pub mod dependency;
 pub mod explain;
 pub mod grant;
+pub mod inherit;
 pub mod naming;
+pub mod owned;
+pub mod reindex;
 pub mod role;
 pub mod reloptions;
-pub mod replica_identity;
 pub mod sequence;
+pub mod table_like;
+pub mod table_settings;
 
 use pg_query::protobuf::{self as pb, Node};
 use pg_query::NodeEnum;
@@ -99,7 +104,7 @@ pub(crate) fn execute_ddl_node(s: &mut SqlSession, node: &NodeEnum, sql: &str) -
     }
     match node {
         NodeEnum::CreateStmt(c) => {
-            ddl::create_table(s, c, sql)?;
+            table_like::create_table(s, c, sql)?;
             UtilityResult::tag("CREATE TABLE")
         }
         NodeEnum::CreateTableAsStmt(c) => match create_as::create_table_as(s, c, sql)? {
@@ -144,6 +149,10 @@ pub(crate) fn execute_ddl_node(s: &mut SqlSession, node: &NodeEnum, sql: &str) -
                 37 => "DROP SCHEMA",
                 _ => "DROP",
             })
+        }
+        NodeEnum::ReindexStmt(r) => {
+            reindex::reindex(s, r, sql)?;
+            UtilityResult::tag("REINDEX")
         }
         NodeEnum::TruncateStmt(t) => {
             ddl::truncate(s, t, sql)?;
@@ -244,6 +253,14 @@ pub(crate) fn execute_ddl_node(s: &mut SqlSession, node: &NodeEnum, sql: &str) -
             role::drop_role(s, d)?;
             UtilityResult::tag("DROP ROLE")
         }
+        NodeEnum::DropOwnedStmt(d) => {
+            owned::drop_owned(s, d, sql)?;
+            UtilityResult::tag("DROP OWNED")
+        }
+        NodeEnum::ReassignOwnedStmt(r) => {
+            owned::reassign_owned(s, r)?;
+            UtilityResult::tag("REASSIGN OWNED")
+        }
         NodeEnum::GrantStmt(g) => {
             grant::grant(s, g, sql)?;
             UtilityResult::tag(if g.is_grant { "GRANT" } else { "REVOKE" })
@@ -278,6 +295,8 @@ fn is_write_utility(node: &NodeEnum) -> bool {
             | NodeEnum::DeclareCursorStmt(_)
             | NodeEnum::FetchStmt(_)
             | NodeEnum::ClosePortalStmt(_)
+            // Rebuilds storage without changing what anyone reads (PostgreSQL's COMMAND_OK_IN_READ_ONLY_TXN).
+            | NodeEnum::ReindexStmt(_)
     )
 }
 
@@ -530,6 +549,7 @@ fn show_variable(s: &SqlSession, name: &str) -> PgResult<UtilityResult> {
             },
         ),
         "transaction_read_only" => ("transaction_read_only".to_string(), if s.read_only { "on" } else { "off" }.to_string()),
+        "transaction_deferrable" if s.in_transaction() => ("transaction_deferrable".to_string(), if s.deferrable { "on" } else { "off" }.to_string()),
         _ => {
             let label = crate::settings::lookup_def(name).map(|d| d.name.clone()).unwrap_or_else(|| name.to_string());
             (label, settings.show(name)?)

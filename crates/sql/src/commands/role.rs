@@ -30,7 +30,7 @@ use tusk_types::{sqlstate, Oid, PgError, PgResult};
 use super::notice;
 use crate::catalog::store;
 use crate::catalog::acl;
-use crate::catalog::{ClusterCatalog, Membership, RelKind, Role};
+use crate::catalog::{ClusterCatalog, Membership, Role};
 use crate::session::SqlSession;
 
 // ---------------------------------------------------------------- password verifiers
@@ -777,13 +777,12 @@ pub fn drop_role(s: &mut SqlSession, stmt: &pb::DropRoleStmt) -> PgResult<()> {
                 format!("cannot drop role {} because it is required by the database system", role.name),
             ));
         }
-        let owned = owned_objects(s, &cat, role.oid)?;
-        if !owned.is_empty() {
+        if let Some(detail) = super::owned::shared_dependency_report(s, role.oid)? {
             return Err(PgError::new(
                 sqlstate::DEPENDENT_OBJECTS_STILL_EXIST,
                 format!("role \"{}\" cannot be dropped because some objects depend on it", role.name),
             )
-            .with_detail(owned.join("\n")));
+            .with_detail(detail));
         }
         forget_memberships_in(s, role.oid)?;
         store::put_comment(s.txn()?, store::SHARED_COMMENTS_DB, 1260, role.oid, 0, None)?;
@@ -792,43 +791,6 @@ pub fn drop_role(s: &mut SqlSession, stmt: &pb::DropRoleStmt) -> PgResult<()> {
         s.cluster_changed = true;
     }
     Ok(())
-}
-
-/// What a role owns, in the words of PostgreSQL's checkSharedDependencies:
-/// each object of the current database and each database, then a count
-/// per other database.
-fn owned_objects(s: &SqlSession, cat: &ClusterCatalog, role: Oid) -> PgResult<Vec<String>> {
-    let mut lines = Vec::new();
-    let own = s.catalog()?;
-    let mut local: Vec<(Oid, String)> = Vec::new();
-    for ns in own.namespaces.values().filter(|n| n.owner == role && n.temp_session.is_none()) {
-        local.push((ns.oid, format!("owner of schema {}", ns.name)));
-    }
-    for rel in own.relations.values().filter(|r| r.owner == role && r.kind != RelKind::Index) {
-        let noun = match rel.kind {
-            RelKind::Table => "table",
-            RelKind::Sequence => "sequence",
-            RelKind::View => "view",
-            RelKind::Index => "index",
-        };
-        local.push((rel.oid, format!("owner of {noun} {}", rel.name)));
-    }
-    local.sort();
-    lines.extend(local.into_iter().map(|(_, l)| l));
-    for db in cat.databases.values().filter(|d| d.owner == role) {
-        lines.push(format!("owner of database {}", db.name));
-    }
-    for db in cat.databases.values().filter(|d| d.oid != s.db) {
-        let other = s.cluster.catalog(db.oid)?;
-        let count = other.namespaces.values().filter(|n| n.owner == role && n.temp_session.is_none()).count()
-            + other.relations.values().filter(|r| r.owner == role && r.kind != RelKind::Index).count();
-        match count {
-            0 => {}
-            1 => lines.push(format!("1 object in database {}", db.name)),
-            n => lines.push(format!("{n} objects in database {}", db.name)),
-        }
-    }
-    Ok(lines)
 }
 
 /// ALTER ROLE name RENAME TO newname.

@@ -12,6 +12,7 @@ use tusk_types::{Datum, GroupKey, PgResult};
 
 use super::eval::{eval, eval_pred};
 use super::nodes::compare_keys;
+use super::sort::interruptible_sort;
 use super::spill::{budget, partition_of, row_bytes, HashKey, SpillReader, SpillWriter};
 use super::{ExecCx, Node, Row};
 use crate::expr::{AggCall, Expr};
@@ -87,16 +88,29 @@ impl AggNode {
                 Slot::Buffered(mut buf) => {
                     if !a.order_by.is_empty() {
                         let flags: Vec<(bool, bool)> = a.order_by.iter().map(|(_, d, n)| (*d, *n)).collect();
-                        buf.sort_by(|x, y| compare_keys(&x.0, &y.0, &flags));
+                        interruptible_sort(cx, |tick| {
+                            buf.sort_by(|x, y| {
+                                tick();
+                                compare_keys(&x.0, &y.0, &flags)
+                            })
+                        })?;
                     } else if a.distinct {
                         // PostgreSQL removes duplicates by sorting the
                         // arguments, so a DISTINCT aggregate sees them in order.
                         let flags = vec![(false, false); buf.first().map(|b| b.1.len()).unwrap_or(0)];
-                        buf.sort_by(|x, y| compare_keys(&x.1, &y.1, &flags));
+                        interruptible_sort(cx, |tick| {
+                            buf.sort_by(|x, y| {
+                                tick();
+                                compare_keys(&x.1, &y.1, &flags)
+                            })
+                        })?;
                     }
                     let mut s = a.kind.init();
                     let mut seen = HashSet::new();
-                    for (_, args) in buf {
+                    for (n, (_, args)) in buf.into_iter().enumerate() {
+                        if n % 4096 == 4095 {
+                            cx.check()?;
+                        }
                         if a.distinct && !seen.insert(GroupKey(args.clone())) {
                             continue;
                         }

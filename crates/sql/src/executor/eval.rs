@@ -261,8 +261,12 @@ fn scalar_array_op<'d>(
 ) -> PgResult<Datum> {
     let mut saw_null = false;
     let mut empty = true;
-    for el in elements {
+    for (n, el) in elements.enumerate() {
         empty = false;
+        // Per outer row, a pass over a whole array or subquery result.
+        if n % 4096 == 4095 {
+            cx.check()?;
+        }
         if left.is_null() || el.is_null() {
             saw_null = true;
             continue;
@@ -339,6 +343,33 @@ fn subscript(a: &Array, idx: &[(Option<i64>, Option<i64>)], slice: bool) -> PgRe
     Ok(Datum::Array(Arc::new(Array::from_vec(a.element_type, a.elements[from..=to].to_vec()))))
 }
 
+/// Entries a correlated subplan's result cache holds at most.
+const CORRELATED_CACHE_ENTRIES: usize = 1 << 16;
+
+/// Whether values equal by `group_eq` are also indistinguishable (same
+/// output, same behaviour in any expression), so that a result computed
+/// for one stands for the other. Not so for 1.0 and 1.00, -0 and 0, or
+/// '1 day' and '24 hours'.
+fn identity_key(d: &Datum) -> bool {
+    matches!(
+        d,
+        Datum::Null
+            | Datum::Bool(_)
+            | Datum::Int2(_)
+            | Datum::Int4(_)
+            | Datum::Int8(_)
+            | Datum::Oid(_)
+            | Datum::Text(_)
+            | Datum::Bytea(_)
+            | Datum::Date(_)
+            | Datum::Time(_)
+            | Datum::Timestamp(_)
+            | Datum::TimestampTz(_)
+            | Datum::Uuid(_)
+            | Datum::Char(_)
+    )
+}
+
 fn eval_subplan(sp: &SubPlan, row: &[Datum], cx: &ExecCx, case_value: Option<&Datum>) -> PgResult<Datum> {
     let correlated = !sp.args.is_empty();
     let test = match &sp.test {
@@ -354,7 +385,32 @@ fn eval_subplan(sp: &SubPlan, row: &[Datum], cx: &ExecCx, case_value: Option<&Da
     for a in &sp.args {
         outer.push(eval_case(a, row, cx, case_value)?);
     }
-    let sub_cx = cx.with_outer(&outer);
+    // A correlated subplan without volatile parts gives the same result for
+    // the same parameters within a statement: remember results by them, so
+    // that outer rows repeating a value do not run the subquery again.
+    if sp.cache && outer.iter().chain(test.iter()).all(identity_key) {
+        let mut key = outer.clone();
+        key.extend(test.iter().cloned());
+        let key = HashKey::Many(key);
+        if let Some(v) = cx.state.correlated.borrow().get(&sp.id).and_then(|m| m.get(&key)) {
+            return Ok(v.clone());
+        }
+        let v = run_subplan(sp, &outer, test, cx)?;
+        let mut caches = cx.state.correlated.borrow_mut();
+        let m = caches.entry(sp.id).or_default();
+        if m.len() < CORRELATED_CACHE_ENTRIES {
+            m.insert(key, v.clone());
+        }
+        return Ok(v);
+    }
+    run_subplan(sp, &outer, test, cx)
+}
+
+/// Runs a subplan with the given parameters (none: uncorrelated, and the
+/// result is kept for the rest of the statement).
+fn run_subplan(sp: &SubPlan, outer: &[Datum], test: Option<Datum>, cx: &ExecCx) -> PgResult<Datum> {
+    let correlated = !sp.args.is_empty();
+    let sub_cx = cx.with_outer(outer);
     let mut node = super::build(&sp.plan, &sub_cx)?;
     let result = match sp.kind {
         SubLinkKind::Exists => SubPlanCache::Exists(node.next(&sub_cx)?.is_some()),

@@ -304,12 +304,16 @@ impl HashJoinNode {
             let p = split(&row, &self.right_keys, cx)?;
             rights[p].push(&row)?;
         }
+        let mut n = 0u64;
         while let Some(row) = right(cx)? {
+            n += 1;
+            if n % 4096 == 0 {
+                cx.check()?;
+            }
             let p = split(&row, &self.right_keys, cx)?;
             rights[p].push(&row)?;
         }
         let mut left = left;
-        let mut n = 0u64;
         loop {
             let row = match &mut left {
                 Probe::Input(node) => node.next(cx)?,
@@ -373,6 +377,8 @@ impl Node for HashJoinNode {
                 continue;
             }
             if self.current.is_none() {
+                // A spilled probe side reads a file, which checks nothing.
+                cx.check()?;
                 match self.next_left(cx)? {
                     Some(l) => {
                         self.candidate = match Self::key(&self.left_keys, &l, cx)? {
@@ -391,7 +397,13 @@ impl Node for HashJoinNode {
                 }
             }
             let left = self.current.as_ref().expect("set above");
+            let mut tried = 0u32;
             while self.candidate != NO_ROW {
+                // A key shared by many rows the predicate turns away.
+                tried += 1;
+                if tried % 1024 == 0 {
+                    cx.check()?;
+                }
                 let i = self.candidate as usize;
                 self.candidate = self.chain[i];
                 let row = concat(left, &self.right_rows[i]);

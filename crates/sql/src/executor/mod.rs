@@ -12,6 +12,7 @@ mod modify;
 mod nodes;
 mod sort;
 mod spill;
+pub mod syscols;
 pub mod table;
 mod window;
 
@@ -47,6 +48,9 @@ pub enum SubPlanCache {
 #[derive(Default)]
 pub struct StmtState {
     pub subplans: RefCell<HashMap<usize, SubPlanCache>>,
+    /// Results of cacheable correlated subplans, by subplan id and then by
+    /// their parameter values (and tested value).
+    pub correlated: RefCell<HashMap<usize, rustc_hash::FxHashMap<spill::HashKey, Datum>>>,
     /// Rows of the previous round of each running recursive union, by id.
     pub worktables: RefCell<HashMap<usize, Rc<Vec<Row>>>>,
     /// Rows processed by the top Modify node (for the command tag).
@@ -177,8 +181,10 @@ fn build_node(plan: &Plan, cx: &ExecCx) -> PgResult<Box<dyn Node>> {
     crate::stack::check()?;
     Ok(match plan {
         Plan::Result { exprs, filter } => Box::new(ResultNode::new(exprs.clone(), filter.clone())),
-        Plan::Scan { rel, method, filter, with_key, reverse, columns, .. } => {
-            Box::new(ScanNode::new(rel.clone(), method.clone(), filter.clone(), *with_key, *reverse, columns.clone(), cx)?)
+        Plan::Scan { rel, method, filter, with_key, reverse, columns, system, .. } => {
+            let mut scan = ScanNode::new(rel.clone(), method.clone(), filter.clone(), *with_key, *reverse, columns.clone(), cx)?;
+            scan.system_columns = *system;
+            Box::new(scan)
         }
         Plan::Values { rows, .. } => Box::new(ValuesNode::new(rows.clone())),
         Plan::Function { call, ordinality, expand_record, .. } => Box::new(FunctionNode::new(call.clone(), *ordinality, *expand_record)),
@@ -221,7 +227,7 @@ fn build_node(plan: &Plan, cx: &ExecCx) -> PgResult<Box<dyn Node>> {
         Plan::Limit { input, limit, offset, ties } => Box::new(LimitNode::new(build(input, cx)?, limit.clone(), offset.clone(), ties.clone())),
         Plan::Distinct { input, on } => Box::new(DistinctNode::new(build(input, cx)?, on.clone())),
         Plan::SetOp { kind, all, left, right } => Box::new(SetOpNode::new(*kind, *all, build(left, cx)?, build(right, cx)?)),
-        Plan::Append { inputs } => {
+        Plan::Append { inputs, .. } => {
             let mut built = Vec::with_capacity(inputs.len());
             for p in inputs {
                 built.push(build(p, cx)?);
@@ -233,18 +239,22 @@ fn build_node(plan: &Plan, cx: &ExecCx) -> PgResult<Box<dyn Node>> {
         }
         Plan::WorkTable { id, .. } => Box::new(WorkTableNode { id: *id, rows: None, pos: 0 }),
         Plan::Materialize { input } => Box::new(MaterializeNode { input: Some(build(input, cx)?), rows: Vec::new(), pos: 0 }),
-        Plan::Modify { kind, rel, input, update_cols, on_conflict, returning, returning_input, view_checks, old_width, recheck } => Box::new(modify::ModifyNode::new(
-            *kind,
-            rel.clone(),
-            build(input, cx)?,
-            update_cols.clone(),
-            on_conflict.clone(),
-            returning.clone(),
-            *returning_input,
-            view_checks.clone(),
-            *old_width,
-            recheck.clone(),
-        )?),
+        Plan::Modify { kind, rel, input, update_cols, on_conflict, returning, returning_input, view_checks, old_width, recheck, inherited, returning_system } => {
+            let mut node = modify::ModifyNode::new(
+                *kind,
+                rel.clone(),
+                build(input, cx)?,
+                update_cols.clone(),
+                on_conflict.clone(),
+                returning.clone(),
+                *returning_input,
+                view_checks.clone(),
+                *old_width,
+                recheck.clone(),
+            )?;
+            node.inherit(inherited.clone(), *returning_system);
+            Box::new(node)
+        }
         Plan::LockRows { input, rels, exclusive, wait } => {
             Box::new(LockRowsNode { input: build(input, cx)?, rels: rels.clone(), exclusive: *exclusive, wait: *wait })
         }

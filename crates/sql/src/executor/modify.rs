@@ -611,6 +611,33 @@ pub struct ModifyNode {
     /// ON CONFLICT DO UPDATE may not touch a row twice in one statement.
     conflict_updated: HashSet<Vec<u8>>,
     output: std::vec::IntoIter<Row>,
+    /// UPDATE/DELETE of an inheritance tree: its tables (see `Plan::Modify`).
+    inherited: Vec<crate::plan::InheritedTarget>,
+    /// RETURNING reads the system columns of the written row.
+    returning_system: bool,
+}
+
+/// Where an UPDATE or DELETE input row goes: the table it is stored in,
+/// and (for a table below the statement's target) where each of the
+/// target's columns is in that table's rows.
+struct Route {
+    info: Rc<RelInfo>,
+    columns: Option<Vec<usize>>,
+}
+
+impl Route {
+    /// A row of the routed table as a row of the statement's target.
+    fn as_target(&self, row: &[Datum]) -> Row {
+        match &self.columns {
+            Some(cols) => cols.iter().map(|&c| row[c].clone()).collect(),
+            None => row.to_vec(),
+        }
+    }
+
+    /// The routed table's column for the target's column `c`.
+    fn column(&self, c: usize) -> usize {
+        self.columns.as_ref().map_or(c, |cols| cols[c])
+    }
 }
 
 impl ModifyNode {
@@ -641,20 +668,48 @@ impl ModifyNode {
             writer: Writer { infos: HashMap::new(), fk_checks: Vec::new(), unique_checks: Vec::new(), bulk: None },
             conflict_updated: HashSet::new(),
             output: Vec::new().into_iter(),
+            inherited: Vec::new(),
+            returning_system: false,
         })
+    }
+
+    /// Sets what `Plan::Modify` says about inheritance and system columns.
+    pub fn inherit(&mut self, inherited: Vec<crate::plan::InheritedTarget>, returning_system: bool) {
+        self.inherited = inherited;
+        self.returning_system = returning_system;
+    }
+
+    /// The table an UPDATE/DELETE input row belongs to: the target, or
+    /// (for an inheritance tree) the table whose OID the row carries.
+    fn route(&mut self, input: &[Datum], at: usize, cx: &ExecCx) -> PgResult<Route> {
+        if self.inherited.is_empty() {
+            return Ok(Route { info: self.writer.info(self.rel.oid, cx)?, columns: None });
+        }
+        let Datum::Oid(table) = input[at] else { return Err(PgError::internal("inherited row without its table")) };
+        let target = self.inherited.iter().find(|t| t.rel.oid == table).ok_or_else(|| PgError::internal("row of a table outside the inheritance tree"))?;
+        let columns = (table != self.rel.oid).then(|| target.columns.clone());
+        Ok(Route { info: self.writer.info(table, cx)?, columns })
+    }
+
+    /// The system columns RETURNING reads, for the row stored under `key`.
+    fn system_values(&self, info: &RelInfo, key: &[u8]) -> Option<[Datum; 6]> {
+        self.returning_system.then(|| super::syscols::values(info.table.rel.oid, super::syscols::ctid(&info.table, key, 0)))
     }
 
     /// Counts a changed row and computes its RETURNING values; `input` is
     /// the statement's input row, whose joined part RETURNING may read.
-    fn emit_joined(&self, row: &[Datum], input: &[Datum], out: &mut Vec<Row>, cx: &ExecCx) -> PgResult<()> {
-        match self.returning_input {
-            Some(at) if !self.returning.is_empty() => {
-                let mut joined = row.to_vec();
-                joined.extend_from_slice(&input[at..]);
-                self.emit(&joined, out, cx)
-            }
-            _ => self.emit(row, out, cx),
+    fn emit_joined(&self, row: &[Datum], system: Option<[Datum; 6]>, input: &[Datum], out: &mut Vec<Row>, cx: &ExecCx) -> PgResult<()> {
+        let joined = !self.returning.is_empty() && self.returning_input.is_some();
+        if !joined && system.is_none() {
+            return self.emit(row, out, cx);
         }
+        // RETURNING reads (row ++ its system columns ++ the joined input).
+        let mut full = row.to_vec();
+        full.extend(system.into_iter().flatten());
+        if let (true, Some(at)) = (joined, self.returning_input) {
+            full.extend_from_slice(&input[at..]);
+        }
+        self.emit(&full, out, cx)
     }
 
     /// WITH CHECK OPTION: a new row written through a view must be visible
@@ -702,44 +757,49 @@ impl ModifyNode {
             }
             ModifyKind::Update => {
                 let mut done: HashSet<Vec<u8>> = HashSet::new();
-                let ncols = self.old_width - 1;
+                // The target's columns, the row key, and (for an
+                // inheritance tree) the row's table.
+                let ncols = self.old_width - 1 - (!self.inherited.is_empty()) as usize;
                 for row in rows {
                     cx.check()?;
                     let Datum::Bytea(key) = &row[ncols] else { return Err(PgError::internal("row key missing")) };
                     if !done.insert(key.to_vec()) {
                         continue;
                     }
+                    let route = self.route(&row, ncols + 1, cx)?;
                     let old = row[..ncols].to_vec();
-                    let Some(latest) = info.table.lock_and_fetch_latest(cx.txn, key)? else { continue };
+                    let Some(latest) = route.info.table.lock_and_fetch_latest(cx.txn, key)? else { continue };
+                    let latest_target = route.as_target(&latest);
                     let mut new = latest.clone();
-                    if rows_differ(&latest, &old) {
+                    if rows_differ(&latest_target, &old) {
                         // Changed since our snapshot: the new values were computed
                         // from the old version; recompute the updated columns by
                         // carrying over only the columns this statement sets.
                         for (i, &c) in self.update_cols.iter().enumerate() {
-                            new[c] = row[self.old_width + i].clone();
+                            new[route.column(c)] = row[self.old_width + i].clone();
                         }
                         if let Some(r) = self.recheck.as_ref() {
                             if let Some(q) = &r.quals {
-                                if !eval_pred(q, &latest, cx)? {
+                                if !eval_pred(q, &latest_target, cx)? {
                                     continue;
                                 }
                             }
                             for (i, &c) in self.update_cols.iter().enumerate() {
-                                new[c] = eval(&r.set[i], &latest, cx)?;
+                                new[route.column(c)] = eval(&r.set[i], &latest_target, cx)?;
                             }
                         }
                     } else {
                         for (i, &c) in self.update_cols.iter().enumerate() {
-                            new[c] = row[self.old_width + i].clone();
+                            new[route.column(c)] = row[self.old_width + i].clone();
                         }
                     }
-                    self.writer.update_row(&info, key, &latest, new.clone(), cx, 0)?;
-                    self.emit_joined(&new, &row, &mut out, cx)?;
+                    let new_key = self.writer.update_row(&route.info, key, &latest, new.clone(), cx, 0)?;
+                    let system = self.system_values(&route.info, &new_key);
+                    self.emit_joined(&route.as_target(&new), system, &row, &mut out, cx)?;
                 }
             }
             ModifyKind::Delete => {
-                let ncols = self.old_width - 1;
+                let ncols = self.old_width - 1 - (!self.inherited.is_empty()) as usize;
                 let mut done: HashSet<Vec<u8>> = HashSet::new();
                 for row in rows {
                     cx.check()?;
@@ -747,19 +807,22 @@ impl ModifyNode {
                     if !done.insert(key.to_vec()) {
                         continue;
                     }
-                    let Some(latest) = info.table.lock_and_fetch_latest(cx.txn, key)? else { continue };
-                    if rows_differ(&latest, &row[..ncols]) {
+                    let route = self.route(&row, ncols + 1, cx)?;
+                    let Some(latest) = route.info.table.lock_and_fetch_latest(cx.txn, key)? else { continue };
+                    let latest_target = route.as_target(&latest);
+                    if rows_differ(&latest_target, &row[..ncols]) {
                         if let Some(r) = self.recheck.as_ref() {
                             if let Some(q) = &r.quals {
-                                if !eval_pred(q, &latest, cx)? {
+                                if !eval_pred(q, &latest_target, cx)? {
                                     continue;
                                 }
                             }
                         }
                     }
-                    self.writer.fks_in(&info, &latest, None, cx, 0)?;
-                    info.table.delete(&latest, key, cx)?;
-                    self.emit_joined(&latest, &row, &mut out, cx)?;
+                    self.writer.fks_in(&route.info, &latest, None, cx, 0)?;
+                    route.info.table.delete(&latest, key, cx)?;
+                    let system = self.system_values(&route.info, key);
+                    self.emit_joined(&latest_target, system, &row, &mut out, cx)?;
                 }
             }
         }
@@ -769,8 +832,9 @@ impl ModifyNode {
 
     fn insert_one(&mut self, info: &Rc<RelInfo>, row: Row, out: &mut Vec<Row>, cx: &ExecCx) -> PgResult<()> {
         let Some(oc) = self.on_conflict.clone() else {
-            self.writer.insert_row(info, &row, cx)?;
-            return self.emit(&row, out, cx);
+            let key = self.writer.insert_row(info, &row, cx)?;
+            let system = self.system_values(info, &key);
+            return self.emit_joined(&row, system, &[], out, cx);
         };
         self.writer.check_row(info, &row, cx)?;
         // A deferrable unique index cannot tell now whether the row
@@ -792,8 +856,9 @@ impl ModifyNode {
                 info.table.insert(&row, &key, cx)?;
                 self.writer.defer_unique_checks(info, &row, None, cx)?;
                 self.writer.defer_fk_check(info, &row, None, &key, cx);
+                let system = self.system_values(info, &key);
                 self.conflict_updated.insert(key);
-                self.emit(&row, out, cx)
+                self.emit_joined(&row, system, &[], out, cx)
             }
             Some((i, vals, existing_key)) => {
                 let arbiter_matches = oc.arbiter.map(|a| a == info.table.indexes[i].rel.oid).unwrap_or(true);
@@ -832,8 +897,9 @@ impl ModifyNode {
                     .with_hint("Ensure that no rows proposed for insertion within the same command have duplicate constrained values."));
                 }
                 let nk = self.writer.update_row(info, &existing_key, &existing, new.clone(), cx, 0)?;
+                let system = self.system_values(info, &nk);
                 self.conflict_updated.insert(nk);
-                self.emit(&new, out, cx)
+                self.emit_joined(&new, system, &[], out, cx)
             }
         }
     }

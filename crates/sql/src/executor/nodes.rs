@@ -15,7 +15,7 @@ use super::table::{TableAccess, SCAN_BATCH};
 use super::{build, ExecCx, Node, Row};
 use crate::catalog::Relation;
 use crate::expr::Expr;
-use crate::functions::ScalarFn;
+use crate::functions::{ScalarFn, SetIter};
 use crate::plan::{KeyRange, Plan, ScanMethod, SortKey};
 use crate::query::SetOpKind;
 
@@ -108,6 +108,10 @@ pub struct ScanNode {
     stream_ok: bool,
     /// Rows the filter turned away (EXPLAIN ANALYZE).
     removed: u64,
+    /// Append the system columns to each row (see `syscols`).
+    pub system_columns: bool,
+    /// Rows read so far (numbers the ctids of rows without a key).
+    ordinal: u64,
 }
 
 /// Compiles a stored expression of `rel` (index expressions, CHECK
@@ -134,7 +138,7 @@ impl ScanNode {
         if let Some(c) = columns {
             table.read_only_columns(&c);
         }
-        Ok(ScanNode { table, method, filter, with_key, state: None, buffer: Vec::new().into_iter(), stream_ok: true, removed: 0 })
+        Ok(ScanNode { table, method, filter, with_key, state: None, buffer: Vec::new().into_iter(), stream_ok: true, removed: 0, system_columns: false, ordinal: 0 })
     }
 
     /// Encodes a key range: returns [lower, upper) or None if it is empty
@@ -203,6 +207,7 @@ impl ScanNode {
                 activity: if t.name == "pg_stat_activity" { cx.env.backend_activity() } else { Vec::new() },
                 prepared: if t.name == "pg_prepared_statements" { cx.env.prepared_statements() } else { Vec::new() },
                 cursors: if t.name == "pg_cursors" { cx.env.open_cursors() } else { Vec::new() },
+                predicate_locks: if t.name == "pg_locks" { cx.txn.engine().predicate().lock_status() } else { Vec::new() },
                 env: Some(cx.env),
             };
             let rows = t.rows(&scx)?;
@@ -307,7 +312,7 @@ impl ScanNode {
                 },
                 ScanState::Stream { mut stream, batch } => {
                     let mut rows = Vec::with_capacity(batch);
-                    let keep_key = self.with_key;
+                    let keep_key = self.with_key || self.system_columns;
                     let table = &self.table;
                     let n = stream.next_batch(batch, &mut |k, v| {
                         rows.push((if keep_key { k.to_vec() } else { Vec::new() }, table.decode(v)?));
@@ -422,7 +427,15 @@ impl Node for ScanNode {
                 }
                 continue;
             };
-            if self.with_key {
+            if self.system_columns {
+                let ctid = super::syscols::ctid(&self.table, &key, self.ordinal);
+                self.ordinal += 1;
+                let sys = super::syscols::values(self.table.rel.oid, ctid);
+                if self.with_key {
+                    row.push(Datum::bytea(key));
+                }
+                row.extend(sys);
+            } else if self.with_key {
                 row.push(Datum::bytea(key));
             }
             if let Some(f) = &self.filter {
@@ -554,12 +567,15 @@ impl Node for ProjectNode {
 }
 
 /// Target lists with set-returning functions: each input row yields as
-/// many rows as its longest set; shorter sets are padded with NULLs.
+/// many rows as its longest set; shorter sets are padded with NULLs. The
+/// sets are read as the rows are asked for (a set may be endless:
+/// generate_series to infinity under a LIMIT).
 pub struct ProjectSetNode {
     input: Box<dyn Node>,
     exprs: Vec<Expr>,
     srfs: Vec<Expr>,
-    pending: std::vec::IntoIter<Row>,
+    /// The input row being expanded, with each set still running for it.
+    current: Option<(Row, Vec<Option<SetIter>>)>,
 }
 
 impl ProjectSetNode {
@@ -577,36 +593,46 @@ impl ProjectSetNode {
                 })
             })
             .collect();
-        ProjectSetNode { input, exprs, srfs, pending: Vec::new().into_iter() }
+        ProjectSetNode { input, exprs, srfs, current: None }
     }
 }
 
 impl Node for ProjectSetNode {
     fn next(&mut self, cx: &ExecCx) -> PgResult<Option<Row>> {
         loop {
-            if let Some(r) = self.pending.next() {
-                return Ok(Some(r));
+            if let Some((row, sets)) = self.current.as_mut() {
+                cx.check()?;
+                let mut ext = row.clone();
+                let mut more = false;
+                for set in sets.iter_mut() {
+                    let v = match set.as_mut().map(|s| s.next()) {
+                        Some(Some(v)) => {
+                            more = true;
+                            v?
+                        }
+                        Some(None) => {
+                            *set = None;
+                            Datum::Null
+                        }
+                        None => Datum::Null,
+                    };
+                    ext.push(v);
+                }
+                if more {
+                    let mut r = Vec::with_capacity(self.exprs.len());
+                    for e in &self.exprs {
+                        r.push(eval(e, &ext, cx)?);
+                    }
+                    return Ok(Some(r));
+                }
+                self.current = None;
             }
             let Some(row) = self.input.next(cx)? else { return Ok(None) };
-            let mut sets: Vec<Vec<Datum>> = Vec::with_capacity(self.srfs.len());
+            let mut sets = Vec::with_capacity(self.srfs.len());
             for s in &self.srfs {
-                let vals: PgResult<Vec<Datum>> = start_set_call(s, &row, cx)?.collect();
-                sets.push(vals?);
+                sets.push(Some(start_set_call(s, &row, cx)?));
             }
-            let n = sets.iter().map(|s| s.len()).max().unwrap_or(0);
-            let mut out = Vec::with_capacity(n);
-            for i in 0..n {
-                let mut ext = row.clone();
-                for s in &sets {
-                    ext.push(s.get(i).cloned().unwrap_or(Datum::Null));
-                }
-                let mut r = Vec::with_capacity(self.exprs.len());
-                for e in &self.exprs {
-                    r.push(eval(e, &ext, cx)?);
-                }
-                out.push(r);
-            }
-            self.pending = out.into_iter();
+            self.current = Some((row, sets));
         }
     }
 }
@@ -866,8 +892,10 @@ pub struct RecursiveUnionNode {
     all: bool,
     id: usize,
     seen: HashSet<GroupKey>,
+    /// The rows of the round being read by the running recursive term.
     round: Vec<Row>,
-    pending: std::vec::IntoIter<Row>,
+    /// The rows the running round has produced so far: the next round.
+    next_round: Vec<Row>,
     current: Option<Box<dyn Node>>,
 }
 
@@ -880,7 +908,7 @@ impl RecursiveUnionNode {
             id,
             seen: HashSet::new(),
             round: Vec::new(),
-            pending: Vec::new().into_iter(),
+            next_round: Vec::new(),
             current: None,
         }
     }
@@ -891,6 +919,9 @@ fn keep_row(all: bool, seen: &mut HashSet<GroupKey>, row: &Row) -> bool {
     all || seen.insert(GroupKey(row.clone()))
 }
 
+/// Rows are returned as soon as they are produced, as PostgreSQL's
+/// RecursiveUnion does: a LIMIT above stops a recursion that would never
+/// end on its own.
 impl Node for RecursiveUnionNode {
     fn next(&mut self, cx: &ExecCx) -> PgResult<Option<Row>> {
         if let Some(base) = self.base.as_mut() {
@@ -903,27 +934,23 @@ impl Node for RecursiveUnionNode {
             self.base = None;
         }
         loop {
-            if let Some(r) = self.pending.next() {
-                return Ok(Some(r));
-            }
             if let Some(node) = self.current.as_mut() {
-                let mut produced = Vec::new();
                 while let Some(r) = node.next(cx)? {
                     cx.check()?;
                     if keep_row(self.all, &mut self.seen, &r) {
-                        produced.push(r);
+                        self.next_round.push(r.clone());
+                        return Ok(Some(r));
                     }
                 }
                 self.current = None;
-                self.round = produced.clone();
-                self.pending = produced.into_iter();
+                self.round = std::mem::take(&mut self.next_round);
                 continue;
             }
             if self.round.is_empty() {
                 cx.state.worktables.borrow_mut().remove(&self.id);
                 return Ok(None);
             }
-            // Next round reads the previous round's rows.
+            // The next round reads the previous round's rows.
             let rows = std::mem::take(&mut self.round);
             cx.state.worktables.borrow_mut().insert(self.id, Rc::new(rows));
             self.current = Some(build(&self.recursive, cx)?);

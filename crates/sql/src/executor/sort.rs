@@ -37,6 +37,31 @@ fn allocations(row: &[Datum]) -> usize {
     1 + row.iter().filter(|d| heap_bytes(d) > 0).count()
 }
 
+/// Runs `sort`, whose comparator calls the tick it is given: every so many
+/// comparisons the tick checks for a cancel (one sort of a large work_mem
+/// can take many seconds), and a pending one unwinds out of the sort (the
+/// standard sorts offer no other way out; they are panic-safe, and
+/// `resume_unwind` skips the panic hook) to be returned as the error.
+pub(super) fn interruptible_sort<T>(cx: &ExecCx, sort: impl FnOnce(&mut dyn FnMut()) -> T) -> PgResult<T> {
+    struct Stop(tusk_types::PgError);
+    let mut compared = 0u32;
+    let mut tick = || {
+        compared = compared.wrapping_add(1);
+        if compared % 16384 == 0 {
+            if let Err(e) = cx.check() {
+                std::panic::resume_unwind(Box::new(Stop(e)));
+            }
+        }
+    };
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| sort(&mut tick))) {
+        Ok(v) => Ok(v),
+        Err(payload) => match payload.downcast::<Stop>() {
+            Ok(stop) => Err(stop.0),
+            Err(other) => std::panic::resume_unwind(other),
+        },
+    }
+}
+
 pub struct SortNode {
     input: Option<Box<dyn Node>>,
     keys: Vec<SortKey>,
@@ -90,21 +115,25 @@ impl Buffer {
     }
 
     /// Sorts by key, ties by arrival (so the sort is stable).
-    fn sort(&mut self, flags: &[(bool, bool)]) {
+    fn sort(&mut self, flags: &[(bool, bool)], cx: &ExecCx) -> PgResult<()> {
         let rest = flags.len() - 1;
         let tails = &self.tails;
         let (first, others) = (std::slice::from_ref(&flags[0]), &flags[1..]);
-        self.heads.sort_unstable_by(|a, b| {
-            compare_keys(std::slice::from_ref(&a.0), std::slice::from_ref(&b.0), first)
-                .then_with(|| {
-                    if rest == 0 {
-                        return Ordering::Equal;
-                    }
-                    let (x, y) = (a.1 as usize * rest, b.1 as usize * rest);
-                    compare_keys(&tails[x..x + rest], &tails[y..y + rest], others)
-                })
-                .then(a.1.cmp(&b.1))
-        });
+        let heads = &mut self.heads;
+        interruptible_sort(cx, |tick| {
+            heads.sort_unstable_by(|a, b| {
+                tick();
+                compare_keys(std::slice::from_ref(&a.0), std::slice::from_ref(&b.0), first)
+                    .then_with(|| {
+                        if rest == 0 {
+                            return Ordering::Equal;
+                        }
+                        let (x, y) = (a.1 as usize * rest, b.1 as usize * rest);
+                        compare_keys(&tails[x..x + rest], &tails[y..y + rest], others)
+                    })
+                    .then(a.1.cmp(&b.1))
+            })
+        })
     }
 
     /// The rows in sorted order, each with its key values.
@@ -188,7 +217,7 @@ impl SortNode {
         }
         if runs.is_empty() {
             self.method = Some((false, buf.bytes()));
-            buf.sort(&self.flags);
+            buf.sort(&self.flags, cx)?;
             return Ok(Output::Memory(buf.into_sorted(self.flags.len())));
         }
         // The last stretch becomes a run on disk too: the merge then holds
@@ -203,7 +232,7 @@ impl SortNode {
     }
 
     fn write_run(&mut self, mut buf: Buffer, cx: &ExecCx) -> PgResult<SpillReader> {
-        buf.sort(&self.flags);
+        buf.sort(&self.flags, cx)?;
         let mut sorted = buf.into_sorted(self.flags.len());
         let mut w = SpillWriter::new(cx)?;
         while let Some((mut both, row)) = sorted.next_pair() {

@@ -32,6 +32,15 @@ use super::ExecCx;
 use crate::catalog::{DbCatalog, Relation};
 use crate::expr::Expr;
 
+/// The counter of a table's hidden row ids: one per storage, so a table
+/// (and a table emptied by TRUNCATE, which gets new storage) numbers its
+/// rows from 1.
+pub fn row_id_counter(storage_id: u32) -> Vec<u8> {
+    let mut name = b"rowid:".to_vec();
+    name.extend_from_slice(&storage_id.to_be_bytes());
+    name
+}
+
 /// How many pairs one storage scan call fetches.
 pub const SCAN_BATCH: usize = 512;
 
@@ -192,7 +201,17 @@ impl TableAccess {
         match &self.pk_cols {
             Some(cols) => self.pk_key(row, cols),
             None => {
-                let id = cx.txn.engine().next_counter(b"rowid", 1, 1024, false)?;
+                // Each table numbers its rows from 1 (ctids follow the
+                // numbers); a table with rows numbered before it had its
+                // own counter goes on after its last row.
+                let (prefix, engine) = (&self.prefix, cx.txn.engine());
+                let after_last_row = || -> PgResult<u64> {
+                    Ok(match engine.last_key(prefix)? {
+                        Some(k) if k.len() == prefix.len() + 8 => keys::decode_i64(&k[prefix.len()..]).max(0) as u64 + 1,
+                        _ => 1,
+                    })
+                };
+                let id = engine.next_counter_from(&row_id_counter(self.rel.storage_id), 1024, false, &after_last_row)?;
                 let mut k = Vec::with_capacity(self.prefix.len() + 9);
                 k.extend_from_slice(&self.prefix);
                 keys::encode_i64(&mut k, id as i64);
@@ -892,8 +911,12 @@ impl TableAccess {
     /// uniqueness verified by counting afterwards.
     pub fn build_index(&self, i: usize, cx: &ExecCx) -> PgResult<()> {
         let idx = &self.indexes[i];
+        // Index expressions can be costly: check every row, not every batch.
         if !cx.env.bulk_storage(idx.rel.storage_id) {
-            self.scan_all(cx, &mut |key, row| self.add_index_entry(i, &row, key, cx))?;
+            self.scan_all(cx, &mut |key, row| {
+                cx.check()?;
+                self.add_index_entry(i, &row, key, cx)
+            })?;
             if idx.deferrable {
                 self.verify_deferrable_unique(i, cx)?;
             }
@@ -902,6 +925,7 @@ impl TableAccess {
         let mut bulk = cx.txn.engine().bulk_writer();
         let mut expected = vec![0u64; self.indexes.len()];
         self.scan_all(cx, &mut |key, row| {
+            cx.check()?;
             if !self.applies(idx, &row, cx)? {
                 return Ok(());
             }

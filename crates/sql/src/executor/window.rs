@@ -340,6 +340,8 @@ impl<'r> Partition<'r> {
             }
             WindowFuncKind::FirstValue | WindowFuncKind::LastValue | WindowFuncKind::NthValue => {
                 for i in 0..n {
+                    // Each row walks its frame: quadratic in the partition.
+                    cx.check()?;
                     let nth = if f.kind == WindowFuncKind::NthValue {
                         match eval(&f.args[1], &self.rows[i], cx)? {
                             Datum::Null => {
@@ -404,6 +406,8 @@ impl<'r> Partition<'r> {
             let mut fed = 0;
             let mut last: Option<(usize, Datum)> = None;
             for i in 0..n {
+                // Finishing copies the state (array_agg, string_agg): quadratic.
+                cx.check()?;
                 let (_, end) = self.frame(f, offsets, i, cx)?;
                 debug_assert!(end >= fed || end == 0, "a frame starting at the partition's start never shrinks");
                 while fed < end {
@@ -422,6 +426,8 @@ impl<'r> Partition<'r> {
             }
         } else {
             for i in 0..n {
+                // Each row aggregates its whole frame afresh.
+                cx.check()?;
                 let mut state = a.kind.init();
                 for j in self.frame_rows(f, offsets, i, cx)? {
                     if let Some(args) = &inputs[j] {
@@ -429,9 +435,6 @@ impl<'r> Partition<'r> {
                     }
                 }
                 out.push(finish(&state)?);
-                if i % 1024 == 1023 {
-                    cx.check()?;
-                }
             }
         }
         Ok(())

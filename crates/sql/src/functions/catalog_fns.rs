@@ -616,6 +616,18 @@ fn to_regrole(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
     to_reg_object(a, c, oid::REGROLE)
 }
 
+/// pg_describe_object: how messages name an object (getObjectDescription),
+/// NULL for one that does not exist (or of a kind Tusk cannot describe).
+fn pg_describe_object(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    let obj = crate::catalog::depend::ObjectAddress::new(arg_oid(a, 0), arg_oid(a, 1), arg_i64(a, 2) as i32);
+    let cluster = c.env.cluster_catalog();
+    let name = |r: &Relation| c.env.relation_name(r.oid).unwrap_or_else(|| super::quote_ident(&r.name));
+    match crate::catalog::depend::describe(c.env.catalog(), Some(&cluster), obj, &name) {
+        Some(t) => text(t),
+        None => Ok(Datum::Null),
+    }
+}
+
 pub(super) fn register(r: &mut Registry) {
     plain(r, &["to_regoper"], to_regoper);
     plain(r, &["to_regoperator"], to_regoperator);
@@ -624,6 +636,7 @@ pub(super) fn register(r: &mut Registry) {
     plain(r, &["to_regcollation"], to_regcollation);
     plain(r, &["to_regnamespace"], to_regnamespace);
     plain(r, &["to_regrole"], to_regrole);
+    plain(r, &["pg_describe_object"], pg_describe_object);
     plain(r, &["to_regtype"], to_regtype);
     plain(r, &["to_regclass"], to_regclass);
     plain(r, &["pg_get_userbyid"], pg_get_userbyid);

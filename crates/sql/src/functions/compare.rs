@@ -69,10 +69,42 @@ macro_rules! cmp_fns {
 cmp_fns!(compare, eq, ne, lt, le, gt, ge, cmp);
 cmp_fns!(compare_bpchar, bp_eq, bp_ne, bp_lt, bp_le, bp_gt, bp_ge, bp_cmp);
 
+/// A transaction id operand: an xid, or the int4 of `xid = int4`.
+fn xid_value(d: &Datum) -> u32 {
+    match d {
+        Datum::Oid(v) => *v,
+        Datum::Int4(v) => *v as u32,
+        Datum::Int8(v) => *v as u32,
+        _ => 0,
+    }
+}
+
+/// xideq / xidneq: transaction ids compare only for equality.
+fn xid_eq(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
+    Ok(Datum::Bool(xid_value(&a[0]) == xid_value(&a[1])))
+}
+
+fn xid_ne(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
+    Ok(Datum::Bool(xid_value(&a[0]) != xid_value(&a[1])))
+}
+
+fn larger(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
+    Ok(if compare(&a[0], &a[1]) == Ordering::Less { a[1].clone() } else { a[0].clone() })
+}
+
+fn smaller(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
+    Ok(if compare(&a[0], &a[1]) == Ordering::Greater { a[1].clone() } else { a[0].clone() })
+}
+
 pub(super) fn register(r: &mut Registry) {
+    plain(r, &["xideq"], xid_eq);
+    plain(r, &["xidneq"], xid_ne);
+    plain(r, &["cideq"], eq);
+    plain(r, &["tidlarger"], larger);
+    plain(r, &["tidsmaller"], smaller);
     let families = [
         "int2", "int4", "int8", "int24", "int42", "int28", "int82", "int48", "int84", "float4", "float8", "float48", "float84",
-        "oid", "char", "bool", "bytea", "name",
+        "oid", "char", "bool", "bytea", "name", "tid",
     ];
     for f in families {
         let leak = |s: String| -> &'static str { Box::leak(s.into_boxed_str()) };

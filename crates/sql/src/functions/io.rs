@@ -42,6 +42,10 @@ pub fn write_text(buf: &mut Vec<u8>, d: &Datum, ty: Oid, settings: &Settings) {
         Datum::Int4(v) => {
             let _ = write!(buf, "{v}");
         }
+        Datum::Int8(v) if ty == oid::TID => {
+            let (block, offset) = crate::executor::syscols::unpack_tid(*v);
+            let _ = write!(buf, "({block},{offset})");
+        }
         Datum::Int8(v) => {
             let _ = write!(buf, "{v}");
         }
@@ -382,6 +386,56 @@ pub fn apply_char_typmod(s: &str, ty: Oid, typmod: i32, explicit: bool) -> PgRes
     }
 }
 
+/// tidin: `(block,offset)`, a 32-bit block number and a 16-bit offset.
+fn parse_tid(s: &str) -> PgResult<i64> {
+    let bad = || invalid(oid::TID, s);
+    let inner = s.trim_start().strip_prefix('(').and_then(|r| r.strip_suffix(')')).ok_or_else(bad)?;
+    let (b, o) = inner.split_once(',').ok_or_else(bad)?;
+    // strtoul: leading blanks and a sign are accepted, as in tidin.
+    let num = |t: &str| -> Option<i64> {
+        let t = t.trim_start();
+        let (neg, digits) = match t.strip_prefix('-') {
+            Some(rest) => (true, rest),
+            None => (false, t.strip_prefix('+').unwrap_or(t)),
+        };
+        if digits.is_empty() || !digits.bytes().all(|c| c.is_ascii_digit()) {
+            return None;
+        }
+        let v: i64 = digits.parse().ok()?;
+        Some(if neg { -v } else { v })
+    };
+    let block = num(b).ok_or_else(bad)?;
+    let offset = num(o).ok_or_else(bad)?;
+    let block = if (0..=u32::MAX as i64).contains(&block) {
+        block as u32
+    } else if (i32::MIN as i64..0).contains(&block) {
+        block as i32 as u32
+    } else {
+        return Err(bad());
+    };
+    if !(0..=u16::MAX as i64).contains(&offset) {
+        return Err(bad());
+    }
+    Ok(crate::executor::syscols::pack_tid(block, offset as u16))
+}
+
+/// xidin / cidin: an unsigned 32-bit number (decimal, or 0x hex and 0
+/// octal as strtoul reads them).
+fn parse_xid(s: &str, ty: Oid) -> PgResult<u32> {
+    let t = s.trim();
+    let parsed = if let Some(h) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        u64::from_str_radix(h, 16).ok()
+    } else if t.len() > 1 && t.starts_with('0') {
+        u64::from_str_radix(&t[1..], 8).ok()
+    } else {
+        t.parse::<u64>().ok()
+    };
+    match parsed {
+        Some(v) if v <= u32::MAX as u64 => Ok(v as u32),
+        _ => Err(invalid(ty, s)),
+    }
+}
+
 /// Parses text into a datum of `ty` (with its typmod), as the type's input function.
 pub fn parse_text(s: &str, ty: SqlType, settings: &Settings, explicit: bool) -> PgResult<Datum> {
     let t = ty.oid;
@@ -403,6 +457,8 @@ pub fn parse_text(s: &str, ty: SqlType, settings: &Settings, explicit: bool) -> 
             }
             Datum::Oid(v as u32)
         }
+        oid::TID => Datum::Int8(parse_tid(s)?),
+        oid::XID | oid::CID => Datum::Oid(parse_xid(s, t)?),
         oid::FLOAT4 => Datum::Float4(parse_float4(s)?),
         oid::FLOAT8 => Datum::Float8(parse_float8(s)?),
         oid::NUMERIC => {
@@ -446,6 +502,12 @@ pub fn parse_text(s: &str, ty: SqlType, settings: &Settings, explicit: bool) -> 
 
 /// The binary (send) form of a non-null datum.
 pub fn format_binary(d: &Datum, ty: Oid) -> Vec<u8> {
+    if let (Datum::Int8(v), oid::TID) = (d, ty) {
+        let (block, offset) = crate::executor::syscols::unpack_tid(*v);
+        let mut b = block.to_be_bytes().to_vec();
+        b.extend_from_slice(&offset.to_be_bytes());
+        return b;
+    }
     match d {
         Datum::Null => vec![],
         Datum::Bool(b) => vec![*b as u8],
@@ -559,7 +621,12 @@ pub fn parse_binary(b: &[u8], ty: SqlType) -> PgResult<Datum> {
         oid::INT2 => Datum::Int2(i16::from_be_bytes(exact(b)?)),
         oid::INT4 => Datum::Int4(i32::from_be_bytes(exact(b)?)),
         oid::INT8 => Datum::Int8(i64::from_be_bytes(exact(b)?)),
-        oid::OID | oid::REGCLASS | oid::REGTYPE | oid::REGPROC => Datum::Oid(u32::from_be_bytes(exact(b)?)),
+        oid::OID | oid::REGCLASS | oid::REGTYPE | oid::REGPROC | oid::XID | oid::CID => Datum::Oid(u32::from_be_bytes(exact(b)?)),
+        oid::TID => {
+            let bytes: [u8; 6] = exact(b)?;
+            let block = u32::from_be_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
+            Datum::Int8(crate::executor::syscols::pack_tid(block, u16::from_be_bytes([bytes[4], bytes[5]])))
+        }
         oid::FLOAT4 => Datum::Float4(f32::from_be_bytes(exact(b)?)),
         oid::FLOAT8 => Datum::Float8(f64::from_be_bytes(exact(b)?)),
         oid::NUMERIC => {

@@ -164,6 +164,17 @@ fn pg_sleep_for(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
     Ok(void())
 }
 
+/// pg_sleep_until(timestamptz): PostgreSQL's SQL body, pg_sleep(extract(epoch
+/// from $1) - extract(epoch from clock_timestamp())).
+fn pg_sleep_until(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    let secs = match &a[0] {
+        Datum::TimestampTz(t) => t.saturating_sub(crate::session::now_micros()) as f64 / 1e6,
+        _ => 0.0,
+    };
+    c.env.sleep(secs)?;
+    Ok(void())
+}
+
 /// pg_get_serial_sequence(table, column): the sequence a serial or identity column uses.
 fn pg_get_serial_sequence(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
     let rel_oid = c.env.lookup_relation_oid(arg_str(a, 0))?;
@@ -456,6 +467,7 @@ pub(super) fn register(r: &mut Registry) {
     plain(r, &["setseed"], setseed);
     plain(r, &["pg_sleep"], pg_sleep);
     plain(r, &["oid:3935"], pg_sleep_for);
+    plain(r, &["oid:3936"], pg_sleep_until);
     plain(r, &["gen_random_uuid"], gen_random_uuid);
     plain(r, &["pg_get_serial_sequence"], pg_get_serial_sequence);
     plain(r, &["pg_typeof"], pg_typeof);

@@ -22,6 +22,7 @@ mod misc;
 mod numeric_ops;
 mod sizes;
 pub(crate) mod ruleutils;
+mod signal;
 mod srf;
 mod string;
 pub(crate) mod viewdef;
@@ -88,6 +89,18 @@ pub trait Env {
     fn backend_activity(&self) -> Vec<crate::cluster::BackendActivity> {
         Vec::new()
     }
+    /// The role the server session with this pid logged in as; None if no
+    /// session has it.
+    fn backend_role(&self, _pid: i32) -> Option<String> {
+        None
+    }
+    /// Cancels a session's statement (`terminate`: ends the session);
+    /// false if it is gone.
+    fn signal_backend(&self, _pid: i32, _terminate: bool) -> bool {
+        false
+    }
+    /// Sends a NOTICE or WARNING to the client.
+    fn notice(&self, _notice: PgError) {}
     /// This session's named prepared statements (pg_prepared_statements).
     fn prepared_statements(&self) -> Vec<(String, crate::session::PreparedStatementInfo)> {
         Vec::new()
@@ -187,6 +200,7 @@ fn registry() -> &'static Registry {
         sizes::register(&mut r);
         json::register(&mut r);
         srf::register(&mut r);
+        signal::register(&mut r);
         cast::register(&mut r);
         // Functions that implement casts (int4(float8), numeric(int8), ...)
         // convert with the general cast machinery.

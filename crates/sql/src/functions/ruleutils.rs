@@ -855,7 +855,10 @@ impl<'a> Deparser<'a> {
                 return self.var(v.rte, v.col, levels_up + v.levels_up);
             }
         }
-        let name = entry.columns.get(col).cloned().unwrap_or_else(|| "?column?".into());
+        let name = match crate::expr::SystemColumn::of_var_col(col) {
+            Some(sc) => sc.name().to_string(),
+            None => entry.columns.get(col).cloned().unwrap_or_else(|| "?column?".into()),
+        };
         if let (true, Some(r)) = (self.varprefix, &entry.refname) {
             let r = super::quote_ident(r);
             self.push(&r);

@@ -216,7 +216,11 @@ fn pad(a: &[Datum], left: bool) -> PgResult<Datum> {
         return text(s.iter().collect::<String>());
     }
     let need = len - s.len();
-    let padding: String = fill.iter().cycle().take(need).collect();
+    // Whole copies of the fill, then part of one: a huge length costs a
+    // few large copies, not a step per character.
+    let fill_text: String = fill.iter().collect();
+    let mut padding = fill_text.repeat(need / fill.len());
+    padding.extend(&fill[..need % fill.len()]);
     let body: String = s.iter().collect();
     text(if left { padding + &body } else { body + &padding })
 }

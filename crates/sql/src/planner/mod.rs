@@ -9,6 +9,7 @@
 //! enclosing plan passes in (`OuterParam`), as PostgreSQL's PARAM_EXEC.
 
 mod access;
+mod sublink;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -19,7 +20,7 @@ use tusk_types::{sqlstate, PgError, PgResult, SqlType};
 use crate::catalog::builtin::Builtins;
 use crate::catalog::{builtins, DbCatalog};
 use crate::catalog::Relation;
-use crate::expr::{AggCall, BoolOp, Expr, SubLinkKind, SubPlan, Var, WindowCall};
+use crate::expr::{AggCall, BoolOp, Expr, SubPlan, SystemColumn, Var, WindowCall};
 use crate::plan::*;
 use crate::plan::SortKey;
 use crate::query::*;
@@ -29,6 +30,9 @@ use crate::query::*;
 struct Layout {
     /// rte index → (offset, number of columns, offset of the storage key if scanned with one)
     entries: HashMap<usize, (usize, usize, Option<usize>)>,
+    /// rte index → offset of its system columns (`SystemColumn::ALL`), for
+    /// the table scans that provide them.
+    sys: HashMap<usize, usize>,
     width: usize,
 }
 
@@ -40,10 +44,24 @@ impl Layout {
         l
     }
 
+    /// A table scan's row: its columns, the row key (`with_key`), then the
+    /// system columns (`sys`).
+    fn scan(rte: usize, ncols: usize, with_key: bool, sys: bool) -> Layout {
+        let mut l = Layout::single(rte, ncols, with_key);
+        if sys {
+            l.sys.insert(rte, l.width);
+            l.width += SystemColumn::ALL.len();
+        }
+        l
+    }
+
     fn concat(left: &Layout, right: &Layout) -> Layout {
         let mut l = left.clone();
         for (&r, &(off, n, key)) in &right.entries {
             l.entries.insert(r, (off + left.width, n, key.map(|k| k + left.width)));
+        }
+        for (&r, &off) in &right.sys {
+            l.sys.insert(r, off + left.width);
         }
         l.width = left.width + right.width;
         l
@@ -76,6 +94,10 @@ pub struct Planner<'a> {
     /// Tables the plan reads or writes (scans, DML targets), for the
     /// relation locks the statement takes.
     relations: Vec<tusk_types::Oid>,
+    /// Whether the statement only reads (a SELECT without data-modifying
+    /// WITH queries), so that a correlated subplan sees the same data
+    /// each time it runs and may reuse results.
+    cacheable_subplans: bool,
 }
 
 fn conjuncts(e: Expr, out: &mut Vec<Expr>) {
@@ -165,11 +187,21 @@ fn rtes_of(f: &FromItem, out: &mut Vec<usize>) {
 
 impl<'a> Planner<'a> {
     pub fn new(catalog: &'a DbCatalog) -> Planner<'a> {
-        Planner { b: builtins(), catalog, levels: Vec::new(), subplans: 0, worktables: HashMap::new(), next_worktable: 0, relations: Vec::new() }
+        Planner {
+            b: builtins(),
+            catalog,
+            levels: Vec::new(),
+            subplans: 0,
+            worktables: HashMap::new(),
+            next_worktable: 0,
+            relations: Vec::new(),
+            cacheable_subplans: false,
+        }
     }
 
     /// Plans a whole statement.
     pub fn plan_statement(&mut self, q: &Query) -> PgResult<PlannedQuery> {
+        self.cacheable_subplans = q.command == CommandKind::Select && !q.row_lock && !q.ctes.iter().any(|c| c.modifying);
         self.levels.push(LevelInfo { inline: false, params: Vec::new(), ctes: q.ctes.clone() });
         let pre_modify = self.plan_modifying_ctes(q);
         let result = pre_modify.and_then(|pre| {
@@ -235,6 +267,10 @@ impl<'a> Planner<'a> {
             if v.col == usize::MAX {
                 return Ok(Expr::Column(key.ok_or_else(|| PgError::internal("row key not scanned"))?, SqlType::new(oid::BYTEA)));
             }
+            if let Some(sc) = SystemColumn::of_var_col(v.col) {
+                let at = layout.sys.get(&v.rte).ok_or_else(|| PgError::internal("system columns not scanned"))?;
+                return Ok(Expr::Column(at + sc.index(), v.ty));
+            }
             debug_assert!(v.col < n);
             Ok(Expr::Column(off + v.col, v.ty))
         })
@@ -246,6 +282,7 @@ impl<'a> Planner<'a> {
         match e {
             Expr::Var(v) if v.levels_up == 0 => local(self, &v),
             Expr::Var(v) => self.outer_ref(v),
+            Expr::Agg(a) if a.levels_up > 0 => Err(PgError::unsupported("an outer-level aggregate in this position")),
             Expr::SubLink { kind, test, op, query, ty } => {
                 let test = match test {
                     Some(t) => Some(Box::new(self.set_refs_with(*t, local)?)),
@@ -257,7 +294,8 @@ impl<'a> Planner<'a> {
                     args.push(self.set_refs_with(p, local)?);
                 }
                 self.subplans += 1;
-                Ok(Expr::SubPlan(Box::new(SubPlan { kind, plan: Arc::new(plan), args, test, op, ty, id: self.subplans - 1 })))
+                let cache = self.cacheable_subplans && !args.is_empty() && !sublink::query_volatile(&query);
+                Ok(Expr::SubPlan(Box::new(SubPlan { kind, plan: Arc::new(plan), args, test, op, ty, id: self.subplans - 1, cache })))
             }
             other => other.try_map_children(&mut |c| self.set_refs_with(c, local)),
         }
@@ -421,6 +459,7 @@ impl<'a> Planner<'a> {
         }
         match e {
             Expr::Column(j, ty) if j < aggs.len() => Ok(Expr::Column(ng + j, ty)),
+            Expr::Var(v) if v.levels_up == 0 && v.rte == OUTER_AGG_RTE => Ok(Expr::Column(ng + v.col, v.ty)),
             Expr::Agg(a) => {
                 let j = aggs.iter().position(|x| *x == *a).ok_or_else(|| PgError::internal("aggregate not collected"))?;
                 Ok(Expr::Column(ng + j, a.ty))
@@ -447,7 +486,8 @@ impl<'a> Planner<'a> {
                     args.push(self.set_refs_grouped(p, groups, aggs, ng, from_layout)?);
                 }
                 self.subplans += 1;
-                Ok(Expr::SubPlan(Box::new(SubPlan { kind, plan: Arc::new(plan), args, test, op, ty, id: self.subplans - 1 })))
+                let cache = self.cacheable_subplans && !args.is_empty() && !sublink::query_volatile(&query);
+                Ok(Expr::SubPlan(Box::new(SubPlan { kind, plan: Arc::new(plan), args, test, op, ty, id: self.subplans - 1, cache })))
             }
             other => other.try_map_children(&mut |c| self.set_refs_grouped(c, groups, aggs, ng, from_layout)),
         }
@@ -530,11 +570,11 @@ impl<'a> Planner<'a> {
                     let mut inputs = Vec::new();
                     for p in [l, r] {
                         match p {
-                            Plan::Append { inputs: more } => inputs.extend(more),
+                            Plan::Append { inputs: more, .. } => inputs.extend(more),
                             other => inputs.push(other),
                         }
                     }
-                    return Ok(Plan::Append { inputs });
+                    return Ok(Plan::Append { inputs, label: None });
                 }
                 Ok(Plan::SetOp { kind: *kind, all: *all, left: l.boxed(), right: r.boxed() })
             }
@@ -549,47 +589,62 @@ impl<'a> Planner<'a> {
             let filter = self.convert_all(quals, &Layout::default())?;
             return Ok((Plan::Result { exprs: vec![], filter }, Layout::default()));
         }
-        // [NOT] EXISTS correlated only by equalities become semi (anti)
-        // joins, applied once the FROM items are joined.
-        let mut semi_joins = Vec::new();
-        let quals: Vec<Expr> = if q.command == crate::query::CommandKind::Select {
-            quals
-                .into_iter()
-                .filter_map(|e| match exists_as_semi_join(self.b, &e) {
-                    Some(sj) => {
-                        semi_joins.push(sj);
-                        None
+        // WHERE sublinks that can become semi (anti) joins are joined in
+        // as soon as the FROM items they read are.
+        let mut semi_joins: Vec<(Vec<usize>, sublink::SemiJoin)> = Vec::new();
+        let mut rest = Vec::with_capacity(quals.len());
+        let mut work: std::collections::VecDeque<Expr> = quals.into();
+        let mut next_rte = q.rtable.len();
+        while let Some(e) = work.pop_front() {
+            match sublink::pull_up(&e, next_rte) {
+                Some(sublink::PulledUp::Join(sj, more)) => {
+                    next_rte += 1;
+                    let mut refs = Vec::new();
+                    for c in &sj.quals {
+                        referenced_rtes(c, 0, &mut refs);
                     }
-                    None => Some(e),
-                })
-                .collect()
-        } else {
-            quals
-        };
-        let (plan, layout) = self.plan_from_joined(q, from, quals, with_keys)?;
-        let mut plan = plan;
-        for sj in semi_joins {
-            let (right, _) = self.plan_subquery(&sj.query, true)?;
-            let mut left_keys = Vec::with_capacity(sj.outer_keys.len());
-            for k in sj.outer_keys {
-                left_keys.push(self.set_refs(k, &layout)?);
+                    refs.retain(|r| *r != sj.rte);
+                    semi_joins.push((refs, sj));
+                    work.extend(more);
+                }
+                Some(sublink::PulledUp::Split(more)) => work.extend(more),
+                None => rest.push(e),
             }
-            let right_keys = sj.inner_types.iter().enumerate().map(|(i, t)| Expr::Column(i, *t)).collect();
-            plan = Plan::HashJoin {
-                left: plan.boxed(),
-                right: right.boxed(),
-                kind: if sj.negated { JoinKind::Anti } else { JoinKind::Semi },
-                left_keys,
-                right_keys,
-                predicate: None,
-                left_width: layout.width,
-                right_width: sj.inner_types.len(),
-            };
         }
-        Ok((plan, layout))
+        self.plan_from_joined(q, from, rest, semi_joins, with_keys)
     }
 
-    fn plan_from_joined(&mut self, q: &Query, from: &[FromItem], quals: Vec<Expr>, with_keys: bool) -> PgResult<(Plan, Layout)> {
+    /// Joins in the semi (anti) joins whose conditions read only FROM
+    /// items already joined (`joined`).
+    fn join_ready_semi_joins(
+        &mut self,
+        mut plan: Plan,
+        layout: &Layout,
+        joined: &[usize],
+        semi_joins: &mut Vec<(Vec<usize>, sublink::SemiJoin)>,
+    ) -> PgResult<Plan> {
+        let mut i = 0;
+        while i < semi_joins.len() {
+            if !semi_joins[i].0.iter().all(|r| joined.contains(r)) {
+                i += 1;
+                continue;
+            }
+            let (_, sj) = semi_joins.remove(i);
+            let (right, _) = self.plan_subquery(&sj.query, true)?;
+            let rlayout = Layout::single(sj.rte, sj.width, false);
+            plan = self.make_join(sj.kind, plan, layout.clone(), right, rlayout, sj.quals)?.0;
+        }
+        Ok(plan)
+    }
+
+    fn plan_from_joined(
+        &mut self,
+        q: &Query,
+        from: &[FromItem],
+        quals: Vec<Expr>,
+        mut semi_joins: Vec<(Vec<usize>, sublink::SemiJoin)>,
+        with_keys: bool,
+    ) -> PgResult<(Plan, Layout)> {
         // Conjuncts referencing nothing at this level (constants, outer
         // references) can be checked anywhere; keep them for the top.
         let mut pending: Vec<(Vec<usize>, Expr)> = quals
@@ -629,6 +684,7 @@ impl<'a> Planner<'a> {
         // joined so far by an equality, falling back to FROM order.
         let (first, mut layout, mut joined) = items.remove(0);
         let Item::Plain(mut plan) = first else { return Err(PgError::internal("LATERAL item first in FROM")) };
+        plan = self.join_ready_semi_joins(plan, &layout, &joined, &mut semi_joins)?;
         while !items.is_empty() {
             let pick = if any_lateral {
                 0
@@ -653,9 +709,12 @@ impl<'a> Planner<'a> {
                 Item::Plain(rplan) => self.make_join(JoinKind::Inner, plan, layout, rplan, rlayout, join_quals)?,
                 Item::Lateral(rplan, args) => self.make_lateral_join(JoinKind::Inner, plan, layout, rplan, args, rlayout, join_quals)?,
             };
-            plan = p;
+            plan = self.join_ready_semi_joins(p, &l, &all, &mut semi_joins)?;
             layout = l;
             joined = all;
+        }
+        if !semi_joins.is_empty() {
+            return Err(PgError::internal("semi join over range table entries not in FROM"));
         }
         let rest: Vec<Expr> = pending.into_iter().map(|(_, e)| e).collect();
         if let Some(pred) = self.convert_all(rest, &layout)? {
@@ -897,21 +956,41 @@ impl<'a> Planner<'a> {
             RteKind::Relation(rel) => {
                 let ncols = rte.col_names.len();
                 let with_key = with_keys || q.result_rte == Some(idx);
-                let layout = Layout::single(idx, ncols, with_key);
+                let members = self.inheritance_members(rte, rel);
+                // UPDATE and DELETE of an inheritance tree route each row
+                // to its table by its tableoid.
+                let routed = members.len() > 1 && q.result_rte == Some(idx);
+                let system = routed || reads_system_columns(q, idx);
+                let layout = Layout::scan(idx, ncols, with_key, system);
                 let mut converted = Vec::with_capacity(quals.len());
                 for qual in quals {
                     converted.push(self.set_refs(qual, &layout)?);
                 }
-                let (method, reverse) = access::choose_scan(self.b, self.catalog, rel, &converted);
-                let filter = and_all(converted);
-                self.note_relation(rel.oid);
                 // A table read by a SELECT decodes only the columns the query uses.
-                let columns = if q.command == CommandKind::Select && !with_key {
-                    read_columns(q, idx, ncols).map(Arc::from)
-                } else {
-                    None
-                };
-                Ok((Plan::Scan { rel: rel.clone(), method, filter, with_key, reverse, columns, label: Label::of(rte) }, layout))
+                let columns = if q.command == CommandKind::Select && !with_key { read_columns(q, idx, ncols) } else { None };
+                if members.len() <= 1 {
+                    let (method, reverse) = access::choose_scan(self.b, self.catalog, rel, &converted);
+                    let filter = and_all(converted);
+                    self.note_relation(rel.oid);
+                    let columns = columns.map(Arc::from);
+                    return Ok((Plan::Scan { rel: rel.clone(), method, filter, with_key, reverse, columns, system, label: Label::of(rte) }, layout));
+                }
+                // expand_inherited_rtentry: every table of the tree, each
+                // read in its own layout and arranged as the parent's row.
+                let mut inputs = Vec::with_capacity(members.len());
+                for (n, member) in members.iter().enumerate() {
+                    self.note_relation(member.oid);
+                    let scan = MemberScan { rte, with_key, system, columns: columns.as_deref(), ordinal: n + 1 };
+                    inputs.push(self.plan_member_scan(rel, member, &scan, &converted)?);
+                }
+                let mut label = Label { refname: rte.alias.clone(), columns: rte.col_names.clone() };
+                if with_key {
+                    label.columns.push("ctid".into());
+                }
+                if system {
+                    label.columns.extend(SystemColumn::ALL.iter().map(|sc| sc.name().to_string()));
+                }
+                Ok((Plan::Append { inputs, label: Some(Arc::new(label)) }, layout))
             }
             RteKind::Subquery(sq) => {
                 let (plan, _) = self.plan_subquery(sq, true)?;
@@ -976,6 +1055,65 @@ impl<'a> Planner<'a> {
         }
     }
 
+    /// The tables a scan of `rel` through `rte` reads: the whole
+    /// inheritance tree unless ONLY (or a table without children).
+    fn inheritance_members(&self, rte: &RangeTblEntry, rel: &Arc<Relation>) -> Vec<Arc<Relation>> {
+        if !rte.inh || rel.children.is_empty() {
+            return vec![rel.clone()];
+        }
+        self.catalog.inheritance_tree(rel.oid).into_iter().filter_map(|oid| self.catalog.relation(oid).cloned()).collect()
+    }
+
+    /// One table of an inherited scan: `member` read in its own row layout,
+    /// with the conditions `quals` (over the parent's row) moved onto its
+    /// columns, then its row arranged as the parent's. EXPLAIN names it
+    /// after the parent's reference, numbered (`p_1`, `p_2`, ...).
+    fn plan_member_scan(&mut self, parent: &Relation, member: &Arc<Relation>, scan: &MemberScan, quals: &[Expr]) -> PgResult<Plan> {
+        let map = inherited_columns(parent, member)?;
+        let pcols = map.len();
+        let mcols = member.live_columns().count();
+        // The parent row's key and system columns follow its columns; the
+        // member's follow its own.
+        let position = |i: usize| if i < pcols { map[i] } else { i - pcols + mcols };
+        let quals: Vec<Expr> = quals
+            .iter()
+            .map(|q| {
+                q.clone().rewrite(&mut |e| match e {
+                    Expr::Column(i, t) => Expr::Column(position(i), t),
+                    other => other,
+                })
+            })
+            .collect();
+        let (method, reverse) = access::choose_scan(self.b, self.catalog, member, &quals);
+        let columns = scan.columns.map(|used| {
+            let mut m = vec![false; mcols];
+            for (i, &u) in used.iter().enumerate() {
+                if u {
+                    m[map[i]] = true;
+                }
+            }
+            Arc::from(m)
+        });
+        let label = Arc::new(Label {
+            refname: format!("{}_{}", scan.rte.alias, scan.ordinal),
+            columns: member.live_columns().map(|(_, c)| c.name.clone()).collect(),
+        });
+        let plan = Plan::Scan { rel: member.clone(), method, filter: and_all(quals), with_key: scan.with_key, reverse, columns, system: scan.system, label };
+        if mcols == pcols && map.iter().enumerate().all(|(i, &m)| i == m) {
+            return Ok(plan);
+        }
+        let mut exprs: Vec<Expr> = map.iter().zip(&scan.rte.col_types).map(|(&m, &t)| Expr::Column(m, t)).collect();
+        let mut at = mcols;
+        if scan.with_key {
+            exprs.push(Expr::Column(at, SqlType::new(oid::BYTEA)));
+            at += 1;
+        }
+        if scan.system {
+            exprs.extend(SystemColumn::ALL.iter().map(|sc| Expr::Column(at + sc.index(), sc.ty())));
+        }
+        Ok(Plan::Project { input: plan.boxed(), exprs })
+    }
+
     fn plan_recursive_cte(&mut self, cte: &Cte, def_level: usize, index: usize) -> PgResult<Plan> {
         let (base, recursive, all) = cte.recursive_parts.clone().ok_or_else(|| PgError::internal("recursive CTE without parts"))?;
         let id = self.next_worktable;
@@ -1021,7 +1159,8 @@ impl<'a> Planner<'a> {
                     Plan::Result { filter: None, .. } => Plan::Result { exprs, filter: None },
                     p => Plan::Project { input: p.boxed(), exprs },
                 };
-                let new_layout = Layout::single(result_rte, ncols, false);
+                let returning_system = returning_reads_system_columns(q, result_rte);
+                let new_layout = Layout::scan(result_rte, ncols, false, returning_system);
                 let returning = q.returning.iter().map(|t| self.set_refs(t.expr.clone(), &new_layout)).collect::<PgResult<Vec<_>>>()?;
                 let on_conflict = match &spec.on_conflict {
                     None => None,
@@ -1053,6 +1192,8 @@ impl<'a> Planner<'a> {
                     view_checks: self.plan_view_checks(q, result_rte, ncols)?,
                     old_width: 0,
                     recheck: None,
+                    inherited: Vec::new(),
+                    returning_system,
                 })
             }
             CommandKind::Update | CommandKind::Delete => {
@@ -1065,6 +1206,17 @@ impl<'a> Planner<'a> {
                 let key = key.ok_or_else(|| PgError::internal("target scanned without key"))?;
                 let mut exprs: Vec<Expr> = (0..ncols).map(|i| Expr::Column(off + i, q.rtable[result_rte].col_types[i])).collect();
                 exprs.push(Expr::Column(key, SqlType::new(oid::BYTEA)));
+                // An inheritance tree's rows carry their table, which routes them.
+                let members = self.inheritance_members(&q.rtable[result_rte], &rel);
+                let mut inherited = Vec::new();
+                if members.len() > 1 {
+                    let sys = layout.sys.get(&result_rte).copied().ok_or_else(|| PgError::internal("inherited target scanned without its tableoid"))?;
+                    exprs.push(Expr::Column(sys + SystemColumn::TableOid.index(), SqlType::new(oid::OID)));
+                    for m in members {
+                        inherited.push(InheritedTarget { columns: inherited_columns(&rel, &m)?, rel: m });
+                    }
+                }
+                let old_width = exprs.len();
                 let mut update_cols = Vec::new();
                 for (c, e) in &q.update_set {
                     update_cols.push(*c);
@@ -1074,7 +1226,8 @@ impl<'a> Planner<'a> {
                 // RETURNING may name the other FROM items (UPDATE ... FROM,
                 // DELETE ... USING): their columns then ride along after the
                 // SET values, and RETURNING reads (new or old target row ++
-                // the joined row).
+                // its system columns, if it reads them ++ the joined row).
+                let returning_system = returning_reads_system_columns(q, result_rte);
                 let returning_input = if q.from.len() > 1 && !q.returning.is_empty() {
                     let at = exprs.len();
                     let mut types = vec![SqlType::new(oid::TEXT); layout.width];
@@ -1086,25 +1239,34 @@ impl<'a> Planner<'a> {
                             types[k] = SqlType::new(oid::BYTEA);
                         }
                     }
+                    for (_, &at) in &layout.sys {
+                        for sc in SystemColumn::ALL {
+                            types[at + sc.index()] = sc.ty();
+                        }
+                    }
                     exprs.extend(types.into_iter().enumerate().map(|(i, t)| Expr::Column(i, t)));
                     Some(at)
                 } else {
                     None
                 };
+                let target_layout = Layout::scan(result_rte, ncols, false, returning_system);
                 let returning_layout = match returning_input {
                     Some(_) => {
-                        let mut l = Layout::concat(&Layout { entries: HashMap::new(), width: ncols }, &layout);
+                        let mut l = Layout::concat(&Layout { width: target_layout.width, ..Default::default() }, &layout);
                         l.entries.insert(result_rte, (0, ncols, None));
+                        l.sys.remove(&result_rte);
+                        l.sys.extend(target_layout.sys.iter().map(|(&r, &o)| (r, o)));
                         l
                     }
-                    None => Layout::single(result_rte, ncols, false),
+                    None => target_layout,
                 };
                 let input = Plan::Project { input: plan.boxed(), exprs };
                 let returning = q.returning.iter().map(|t| self.set_refs(t.expr.clone(), &returning_layout)).collect::<PgResult<Vec<_>>>()?;
                 let kind = if q.command == CommandKind::Update { ModifyKind::Update } else { ModifyKind::Delete };
                 // Statements reading only their target can be re-evaluated on a
                 // concurrently updated row.
-                let recheck = if q.from.len() == 1 {
+                // (Not when they read system columns, which the re-read row lacks.)
+                let recheck = if q.from.len() == 1 && !reads_system_columns(q, result_rte) {
                     let quals = match &q.quals {
                         Some(w) => Some(self.set_refs(w.clone(), &new_layout)?),
                         None => None,
@@ -1115,11 +1277,49 @@ impl<'a> Planner<'a> {
                     None
                 };
                 let view_checks = self.plan_view_checks(q, result_rte, ncols)?;
-                Ok(Plan::Modify { kind, rel, input: input.boxed(), update_cols, on_conflict: None, returning, returning_input, view_checks, old_width: ncols + 1, recheck })
+                Ok(Plan::Modify {
+                    kind,
+                    rel,
+                    input: input.boxed(),
+                    update_cols,
+                    on_conflict: None,
+                    returning,
+                    returning_input,
+                    view_checks,
+                    old_width,
+                    recheck,
+                    inherited,
+                    returning_system,
+                })
             }
             CommandKind::Select => unreachable!(),
         }
     }
+}
+
+/// What every table of an inherited scan shares (see `plan_member_scan`).
+struct MemberScan<'r> {
+    rte: &'r RangeTblEntry,
+    with_key: bool,
+    system: bool,
+    /// The parent's columns the query reads (None: all).
+    columns: Option<&'r [bool]>,
+    /// The member's place in the tree's scan order, from 1.
+    ordinal: usize,
+}
+
+/// For each live column of `parent`, the live column of `member` (a table
+/// inheriting from it) that stands for it: the one of the same name.
+pub(crate) fn inherited_columns(parent: &Relation, member: &Relation) -> PgResult<Vec<usize>> {
+    parent
+        .live_columns()
+        .map(|(_, c)| {
+            member
+                .live_columns()
+                .position(|(_, m)| m.name == c.name)
+                .ok_or_else(|| PgError::internal(format!("column \"{}\" of \"{}\" is missing from inheriting table \"{}\"", c.name, parent.name, member.name)))
+        })
+        .collect()
 }
 
 /// A planned FROM item: an ordinary plan, or a LATERAL one with its parameters.
@@ -1197,7 +1397,7 @@ fn read_columns(q: &Query, rte: usize, ncols: usize) -> Option<Vec<bool>> {
     let mut used = vec![false; ncols];
     let mut all = false;
     visit_query_vars(q, 0, &mut |v, depth| {
-        if v.levels_up as usize == depth && v.rte == rte {
+        if v.levels_up as usize == depth && v.rte == rte && SystemColumn::of_var_col(v.col).is_none() {
             match used.get_mut(v.col) {
                 Some(u) => *u = true,
                 None => all = true,
@@ -1209,6 +1409,23 @@ fn read_columns(q: &Query, rte: usize, ncols: usize) -> Option<Vec<bool>> {
     } else {
         Some(used)
     }
+}
+
+/// Whether the RETURNING list of `q` reads a system column of its target.
+fn returning_reads_system_columns(q: &Query, rte: usize) -> bool {
+    q.returning.iter().any(|t| t.expr.any(&mut |e| matches!(e, Expr::Var(v) if v.levels_up == 0 && v.rte == rte && SystemColumn::of_var_col(v.col).is_some())))
+}
+
+/// Whether `q` reads a system column of range table entry `rte` (at any
+/// depth): only then does its scan provide them.
+fn reads_system_columns(q: &Query, rte: usize) -> bool {
+    let mut found = false;
+    visit_query_vars(q, 0, &mut |v, depth| {
+        if v.levels_up as usize == depth && v.rte == rte && SystemColumn::of_var_col(v.col).is_some() {
+            found = true;
+        }
+    });
+    found
 }
 
 /// Calls `f(var, depth)` for every Var in `q` and the queries nested in it
@@ -1317,11 +1534,36 @@ fn ungrouped_vars(e: &Expr, groups: &[Expr], depth: u32, out: &mut Vec<Expr>) {
     }
 }
 
+/// The range table index by which a subquery refers to an aggregate of
+/// an enclosing query (an outer-level aggregate): column `j` of it, at
+/// that query's level, is `aggs[j]` of its Agg node.
+const OUTER_AGG_RTE: usize = usize::MAX - 1;
+
 /// Replaces each aggregate call of this level in `e` by `Column(j)`, where
-/// `out[j]` is the call (equal calls share one entry).
+/// `out[j]` is the call (equal calls share one entry). Outer-level
+/// aggregates of this level inside sublinks are computed here too: they
+/// are added to `out` and replaced in the sublink by a reference to this
+/// level's `OUTER_AGG_RTE`, which reaches the subplan as a parameter.
 fn number_aggs(e: Expr, out: &mut Vec<AggCall>) -> Expr {
     match e {
-        Expr::Agg(a) => {
+        Expr::SubLink { kind, test, op, mut query, ty } => {
+            let test = test.map(|t| Box::new(number_aggs(*t, out)));
+            sublink::rewrite_query_deep(
+                &mut query,
+                1,
+                &mut |x, depth| match x {
+                    Expr::Agg(a) if a.levels_up == depth => {
+                        let ty = a.ty;
+                        out.push(lift_agg(*a, depth));
+                        Expr::Var(Var { rte: OUTER_AGG_RTE, col: out.len() - 1, levels_up: depth, ty })
+                    }
+                    other => other,
+                },
+                &mut |_, _| {},
+            );
+            Expr::SubLink { kind, test, op, query, ty }
+        }
+        Expr::Agg(a) if a.levels_up == 0 => {
             let ty = a.ty;
             let j = match out.iter().position(|x| *x == *a) {
                 Some(j) => j,
@@ -1336,93 +1578,33 @@ fn number_aggs(e: Expr, out: &mut Vec<AggCall>) -> Expr {
     }
 }
 
-/// A `[NOT] EXISTS (subquery)` conjunct planned as a semi (anti) join: the
-/// subquery with its correlating equalities taken out of its WHERE and
-/// their inner sides as its output columns, joined on the outer sides.
-struct SemiJoin {
-    negated: bool,
-    query: Query,
-    outer_keys: Vec<Expr>,
-    inner_types: Vec<tusk_types::SqlType>,
-}
-
-/// PostgreSQL's pull-up of EXISTS sublinks (convert_EXISTS_sublink_to_join),
-/// for the shape that matters most: a plain SELECT ... FROM ... WHERE whose
-/// only references to the enclosing query are in `inner = outer` conjuncts
-/// of its WHERE, with hash-compatible types. Anything else stays a SubPlan.
-fn exists_as_semi_join(b: &Builtins, e: &Expr) -> Option<SemiJoin> {
-    let (negated, sublink) = match e {
-        Expr::Bool { op: BoolOp::Not, args } if args.len() == 1 => (true, &args[0]),
-        other => (false, other),
+/// An outer-level aggregate found `d` levels down, moved out to the level
+/// that computes it: references in it to that level and beyond come `d`
+/// levels nearer.
+fn lift_agg(mut a: AggCall, d: u32) -> AggCall {
+    let mut lower = |e: Expr| {
+        sublink::rewrite_deep(
+            e,
+            0,
+            &mut |x, depth| match x {
+                Expr::Var(mut v) if v.levels_up >= depth + d => {
+                    v.levels_up -= d;
+                    Expr::Var(v)
+                }
+                other => other,
+            },
+            &mut |levels_up, depth| {
+                if *levels_up >= depth + d {
+                    *levels_up -= d;
+                }
+            },
+        )
     };
-    let Expr::SubLink { kind: SubLinkKind::Exists, query, .. } = sublink else { return None };
-    let sq: &Query = query;
-    let plain = sq.set_op.is_none()
-        && sq.group_by.is_empty()
-        && sq.having.is_none()
-        && !sq.has_aggs
-        && sq.limit.is_none()
-        && sq.offset.is_none()
-        && !sq.row_lock
-        && !sq.from.is_empty()
-        && sq.ctes.is_empty()
-        && !sq.targets.iter().any(|t| has_set_returning(&t.expr));
-    if !plain {
-        return None;
-    }
-    let mut conds = Vec::new();
-    if let Some(w) = &sq.quals {
-        conjuncts(w.clone(), &mut conds);
-    }
-    let mut kept = Vec::new();
-    let mut outer_keys = Vec::new();
-    let mut inner_keys = Vec::new();
-    for c in conds {
-        let mut outer = Vec::new();
-        referenced_rtes(&c, 1, &mut outer);
-        if outer.is_empty() {
-            kept.push(c);
-            continue;
-        }
-        let (x, y) = hashable_equality(b, &c)?;
-        let refs = |e: &Expr, depth: u32| {
-            let mut r = Vec::new();
-            referenced_rtes(e, depth, &mut r);
-            r
-        };
-        // Inner side: this level only; outer side: the enclosing level only.
-        let only_outer = |e: &Expr| refs(e, 0).is_empty() && !refs(e, 1).is_empty() && !e.is_volatile() && !has_deeper_refs(e, 1);
-        let only_inner = |e: &Expr| refs(e, 1).is_empty() && !has_deeper_refs(e, 0);
-        let (inner, outer) = if only_outer(&y) && only_inner(&x) {
-            (x, y)
-        } else if only_outer(&x) && only_inner(&y) {
-            (y, x)
-        } else {
-            return None;
-        };
-        inner_keys.push(inner);
-        outer_keys.push(lower_levels(outer));
-    }
-    if outer_keys.is_empty() {
-        return None;
-    }
-    let mut rewritten = sq.clone();
-    rewritten.quals = and_all(kept);
-    rewritten.sort.clear();
-    rewritten.distinct = crate::query::Distinct::None;
-    rewritten.targets = inner_keys
-        .iter()
-        .enumerate()
-        .map(|(i, e)| crate::query::TargetEntry { expr: e.clone(), name: format!("k{i}"), junk: false, origin: None })
-        .collect();
-    // Nothing else in the subquery may reach the enclosing query.
-    let mut left = Vec::new();
-    query_outer_refs(&rewritten, 1, &mut left);
-    if !left.is_empty() {
-        return None;
-    }
-    let inner_types = inner_keys.iter().map(|e| e.ty()).collect();
-    Some(SemiJoin { negated, query: rewritten, outer_keys, inner_types })
+    a.args = std::mem::take(&mut a.args).into_iter().map(&mut lower).collect();
+    a.filter = a.filter.take().map(|f| Box::new(lower(*f)));
+    a.order_by = std::mem::take(&mut a.order_by).into_iter().map(|(e, desc, nf)| (lower(e), desc, nf)).collect();
+    a.levels_up = 0;
+    a
 }
 
 /// Whether an expression calls a set-returning function (in a target
@@ -1437,26 +1619,6 @@ fn has_set_returning(e: &Expr) -> bool {
         }
     });
     found
-}
-
-/// Whether an expression refers past `depth` levels up (or holds a
-/// sublink, whose references are harder to account for).
-fn has_deeper_refs(e: &Expr, depth: u32) -> bool {
-    let mut found = false;
-    e.walk(&mut |x| match x {
-        Expr::Var(v) if v.levels_up > depth => found = true,
-        Expr::SubLink { .. } | Expr::SubPlan(_) | Expr::OuterParam(..) => found = true,
-        _ => {}
-    });
-    found
-}
-
-/// An expression of the subquery's enclosing level, moved up to it.
-fn lower_levels(e: Expr) -> Expr {
-    match e {
-        Expr::Var(v) => Expr::Var(Var { levels_up: v.levels_up - 1, ..v }),
-        other => other.map_children(&mut lower_levels),
-    }
 }
 
 fn is_equality(b: &Builtins, e: &Expr) -> bool {
@@ -1489,6 +1651,14 @@ pub fn compile_relation_expr(
     let env = crate::analyzer::AnalyzerEnv { catalog, settings, user, temp_namespace: None };
     let mut a = crate::analyzer::Analyzer::new(env, &[], text);
     let e = a.analyze_relation_expr(Arc::new(rel.clone()), text, "check constraints")?;
+    // The one system column such an expression may read is the row's
+    // table, which is the relation it was compiled for.
+    let e = e.rewrite(&mut |x| match x {
+        Expr::Var(v) if v.levels_up == 0 && SystemColumn::of_var_col(v.col) == Some(SystemColumn::TableOid) => {
+            Expr::Const(tusk_types::Datum::Oid(rel.oid), v.ty)
+        }
+        other => other,
+    });
     let ncols = rel.live_columns().count();
     let mut p = Planner::new(catalog);
     p.levels.push(LevelInfo { inline: false, params: Vec::new(), ctes: Vec::new() });
@@ -1542,7 +1712,10 @@ pub fn compile_defaults(
     user: &str,
     rel: &crate::catalog::Relation,
 ) -> PgResult<Vec<Expr>> {
-    let env = crate::analyzer::AnalyzerEnv { catalog, settings, user, temp_namespace: None };
+    // A temporary table's serial sequences live in its own (the session's
+    // temporary) schema, which its defaults' names must find.
+    let temp_namespace = (rel.persistence == 't').then_some(rel.namespace);
+    let env = crate::analyzer::AnalyzerEnv { catalog, settings, user, temp_namespace };
     let mut a = crate::analyzer::Analyzer::new(env, &[], "");
     let mut p = Planner::new(catalog);
     p.levels.push(LevelInfo { inline: false, params: Vec::new(), ctes: Vec::new() });
