@@ -888,7 +888,7 @@ mod tests {
         assert_eq!(e.message, "90000 ms is outside the valid range for parameter \"vacuum_cost_delay\" (0 .. 100)");
         assert!(s.set("vacuum_cost_delay", "3kB").unwrap_err().hint.is_some());
         assert_eq!(format_g(1e-6), "1e-06");
-        assert_eq!(format_g(1.79769313486232e308), "1.79769e+308");
+        assert_eq!(format_g(f64::MAX), "1.79769e+308");
     }
 
     #[test]

@@ -168,6 +168,8 @@ impl<'a> Analyzer<'a> {
             NodeEnum::SqlvalueFunction(f) => self.transform_sql_value_function(f),
             NodeEnum::SetToDefault(_) => Err(PgError::syntax("DEFAULT is not allowed in this context")),
             NodeEnum::GroupingFunc(_) => Err(PgError::unsupported("GROUPING()")),
+            NodeEnum::XmlExpr(x) => self.transform_xml_expr(x),
+            NodeEnum::XmlSerialize(x) => self.transform_xml_serialize(x),
             NodeEnum::AStar(_) => Err(PgError::syntax("improper use of \"*\"")),
             other => Err(PgError::unsupported(format!("expression of kind {}", node_kind_name(other)))),
         }
@@ -1149,15 +1151,27 @@ impl<'a> Analyzer<'a> {
             return Err(PgError::unsupported(format!("VARIADIC array arguments to {name}(), which takes VARIADIC \"any\"")).with_position(pos(f.location)));
         }
         let (concrete, ret) = coerce::resolve_polymorphic(self.b, &inputs, &cand_list[chosen].args, proc.rettype)?;
+        // A literal that fails its conversion is pointed at (make_fn_arguments
+        // coerces each argument at its own location); arguments in named
+        // notation were reordered, so those point at the call.
+        let positional = arg_names.iter().all(Option::is_none);
+        let arg_location = |i: usize| {
+            let l = if positional { f.args.get(i).map(expr_location).unwrap_or(-1) } else { -1 };
+            if l >= 0 {
+                l
+            } else {
+                f.location
+            }
+        };
         let mut coerced = Vec::with_capacity(args.len());
-        for (a, &ty) in args.into_iter().zip(&concrete) {
+        for (i, (a, &ty)) in args.into_iter().zip(&concrete).enumerate() {
             if ty == oid::ANY {
                 // "any" arguments take values as they are; unknown literals stay unknown.
                 coerced.push(a);
                 continue;
             }
             let target = self.with_input_typmod(ty, Some(a.ty()));
-            coerced.push(self.coerce_to(a, target, CoercionContext::Implicit, f.location)?);
+            coerced.push(self.coerce_to(a, target, CoercionContext::Implicit, arg_location(i))?);
         }
         let ret_ty = t(if ret == oid::RECORD { oid::RECORD } else { ret });
         if window && proc.kind != 'a' && proc.kind != 'w' {
@@ -1876,6 +1890,22 @@ fn figure_colname_inner(n: &Node) -> Option<(String, u8)> {
             .into(),
             2,
         )),
+        Some(NodeEnum::XmlExpr(x)) => {
+            use pb::XmlExprOp as X;
+            let name = match x.op {
+                o if o == X::IsXmlconcat as i32 => "xmlconcat",
+                o if o == X::IsXmlelement as i32 => "xmlelement",
+                o if o == X::IsXmlforest as i32 => "xmlforest",
+                o if o == X::IsXmlparse as i32 => "xmlparse",
+                o if o == X::IsXmlpi as i32 => "xmlpi",
+                o if o == X::IsXmlroot as i32 => "xmlroot",
+                o if o == X::IsXmlserialize as i32 => "xmlserialize",
+                // IS DOCUMENT gets no name of its own.
+                _ => return None,
+            };
+            Some((name.into(), 2))
+        }
+        Some(NodeEnum::XmlSerialize(_)) => Some(("xmlserialize".into(), 2)),
         _ => None,
     }
 }

@@ -15,6 +15,7 @@ mod select;
 pub mod regtypes;
 mod updatable;
 mod window;
+mod xml;
 pub mod types;
 
 use std::cell::RefCell;

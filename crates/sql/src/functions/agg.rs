@@ -34,6 +34,8 @@ pub enum AggregateKind {
     BoolAnd,
     BoolOr,
     StringAgg,
+    /// xmlagg: concatenation of xml values (see `functions::xml`).
+    XmlAgg,
     ByteaAgg,
     ArrayAgg,
     /// var_samp, var_pop, stddev_samp, stddev_pop over float8/float4
@@ -75,6 +77,7 @@ pub fn lookup(name: &str, args: &[Oid], _ret: Oid) -> Option<AggregateKind> {
         ("string_agg", 2) if a0 == oid::BYTEA => ByteaAgg,
         ("string_agg", 2) => StringAgg,
         ("array_agg", 1) => ArrayAgg,
+        ("xmlagg", 1) => XmlAgg,
         ("bit_and", 1) if int => BitAnd,
         ("bit_or", 1) if int => BitOr,
         ("var_samp", 1) | ("variance", 1) | ("var_pop", 1) | ("stddev", 1) | ("stddev_samp", 1) | ("stddev_pop", 1) => {
@@ -118,7 +121,7 @@ impl AggregateKind {
             SumFloat4 | SumFloat8 | AvgFloat => AggState::Float { sum: 0.0, count: 0 },
             SumNumeric | AvgNumeric => AggState::Numeric { sum: None, count: 0 },
             SumInterval | AvgInterval => AggState::Interval { sum: None, count: 0 },
-            Min | Max => AggState::Extreme(None),
+            Min | Max | XmlAgg => AggState::Extreme(None),
             BoolAnd | BoolOr => AggState::Bool(None),
             StringAgg => AggState::Text(None),
             ByteaAgg => AggState::Bytes(None),
@@ -175,6 +178,13 @@ impl AggregateKind {
                 if cur.as_ref().map(|c| compare(&v, c) == Ordering::Greater).unwrap_or(true) {
                     *cur = Some(v);
                 }
+            }
+            // xmlconcat2 as the transition: a second value would need libxml.
+            (XmlAgg, AggState::Extreme(cur)) => {
+                if cur.is_some() {
+                    return Err(super::xml::no_xml_support());
+                }
+                *cur = Some(v);
             }
             (BoolAnd, AggState::Bool(cur)) => *cur = Some(cur.unwrap_or(true) && v.as_bool().unwrap_or(true)),
             (BoolOr, AggState::Bool(cur)) => *cur = Some(cur.unwrap_or(false) || v.as_bool().unwrap_or(false)),
@@ -289,7 +299,7 @@ impl AggregateKind {
                 Some(s) => Datum::Interval(tusk_types::datetime::interval_div(s, *count as f64)?),
                 None => Datum::Null,
             },
-            (Min | Max, AggState::Extreme(v)) => v.clone().unwrap_or(Datum::Null),
+            (Min | Max | XmlAgg, AggState::Extreme(v)) => v.clone().unwrap_or(Datum::Null),
             (BoolAnd | BoolOr, AggState::Bool(v)) => v.map(Datum::Bool).unwrap_or(Datum::Null),
             (StringAgg, AggState::Text(v)) => v.as_ref().map(|s| Datum::text(s)).unwrap_or(Datum::Null),
             (ByteaAgg, AggState::Bytes(v)) => v.as_ref().map(|b| Datum::bytea(b.clone())).unwrap_or(Datum::Null),

@@ -443,7 +443,8 @@ pub fn parse_text(s: &str, ty: SqlType, settings: &Settings, explicit: bool) -> 
     // clock for every value was a tenth of a bulk COPY's time.
     let now = crate::session::now_micros;
     Ok(match t {
-        oid::TEXT | oid::UNKNOWN | oid::CSTRING => Datum::text(s),
+        // A refcursor is a portal's name.
+        oid::TEXT | oid::UNKNOWN | oid::CSTRING | oid::REFCURSOR => Datum::text(s),
         oid::VARCHAR | oid::BPCHAR => Datum::from_string(apply_char_typmod(s, t, ty.typmod, explicit)?),
         oid::NAME => Datum::text(crate::commands::naming::clip(s, 63)),
         oid::INT2 => Datum::Int2(parse_int(s, t)? as i16),
@@ -484,6 +485,7 @@ pub fn parse_text(s: &str, ty: SqlType, settings: &Settings, explicit: bool) -> 
         }
         oid::JSONB => Datum::Json(Arc::from(super::json::jsonb_canonical(s)?)),
         oid::VOID => Datum::text(""),
+        oid::XML => return Err(super::xml::no_xml_support()),
         oid::RECORD => return Err(PgError::unsupported("input of anonymous composite types")),
         _ => {
             let elem = builtins().element_of(t);
