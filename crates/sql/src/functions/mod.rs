@@ -20,6 +20,7 @@ pub mod limits;
 mod math;
 mod misc;
 mod numeric_ops;
+pub mod regexp;
 mod sizes;
 pub(crate) mod ruleutils;
 mod signal;

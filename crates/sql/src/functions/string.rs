@@ -2,8 +2,6 @@
 //! regexp.c): concatenation, length, case, trimming, padding, substrings,
 //! LIKE/ILIKE/SIMILAR TO, POSIX regular expressions, formatting.
 
-use std::cell::RefCell;
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use tusk_types::array::Array;
@@ -556,65 +554,24 @@ fn like_escape(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
 
 // ---------------------------------------------------------------- regular expressions
 
-thread_local! {
-    static REGEX_CACHE: RefCell<HashMap<(String, bool), Arc<regex::Regex>>> = RefCell::new(HashMap::new());
-}
-
-/// Compiles a POSIX ARE (as PostgreSQL accepts it) with the `regex` crate.
-pub fn compile_regex(pattern: &str, case_insensitive: bool) -> PgResult<Arc<regex::Regex>> {
-    REGEX_CACHE.with(|c| {
-        let key = (pattern.to_string(), case_insensitive);
-        if let Some(r) = c.borrow().get(&key) {
-            return Ok(r.clone());
-        }
-        let translated = translate_are(pattern);
-        let re = regex::RegexBuilder::new(&translated)
-            .case_insensitive(case_insensitive)
-            .size_limit(50 << 20)
-            .build()
-            .map_err(|e| {
-                PgError::new(
-                    sqlstate::INVALID_REGULAR_EXPRESSION,
-                    format!("invalid regular expression: {}", regex_error_text(&e)),
-                )
-            })?;
-        let re = Arc::new(re);
-        let mut cache = c.borrow_mut();
-        if cache.len() > 256 {
-            cache.clear();
-        }
-        cache.insert(key, re.clone());
-        Ok(re)
-    })
-}
-
-fn regex_error_text(e: &regex::Error) -> String {
-    let s = e.to_string();
-    if s.contains("unclosed group") {
-        "parentheses () not balanced".into()
-    } else if s.contains("unclosed character class") {
-        "brackets [] not balanced".into()
-    } else {
-        s.lines().last().unwrap_or("invalid").trim().to_string()
-    }
-}
+pub use super::regexp::compile_regex;
 
 /// The few ARE spellings the `regex` crate spells differently.
-fn translate_are(p: &str) -> String {
+pub(super) fn translate_are(p: &str) -> String {
     p.replace("[[:<:]]", r"\b").replace("[[:>:]]", r"\b")
 }
 
 fn textregexeq(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
-    Ok(Datum::Bool(compile_regex(arg_str(a, 1), false)?.is_match(arg_str(a, 0))))
+    Ok(Datum::Bool(compile_regex(arg_str(a, 1), false)?.is_match(arg_str(a, 0))?))
 }
 fn textregexne(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
-    Ok(Datum::Bool(!compile_regex(arg_str(a, 1), false)?.is_match(arg_str(a, 0))))
+    Ok(Datum::Bool(!compile_regex(arg_str(a, 1), false)?.is_match(arg_str(a, 0))?))
 }
 fn texticregexeq(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
-    Ok(Datum::Bool(compile_regex(arg_str(a, 1), true)?.is_match(arg_str(a, 0))))
+    Ok(Datum::Bool(compile_regex(arg_str(a, 1), true)?.is_match(arg_str(a, 0))?))
 }
 fn texticregexne(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
-    Ok(Datum::Bool(!compile_regex(arg_str(a, 1), true)?.is_match(arg_str(a, 0))))
+    Ok(Datum::Bool(!compile_regex(arg_str(a, 1), true)?.is_match(arg_str(a, 0))?))
 }
 
 struct RegexFlags {
@@ -666,18 +623,18 @@ fn regexp_replace(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
     let re = compile_regex(arg_str(a, 1), flags.case_insensitive)?;
     let rep = translate_replacement(arg_str(a, 2));
     let s = arg_str(a, 0);
-    text(if flags.global { re.replace_all(s, rep.as_str()).into_owned() } else { re.replace(s, rep.as_str()).into_owned() })
+    text(re.replace(s, rep.as_str(), flags.global)?)
 }
 
 fn textregexsubstr(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
     let re = compile_regex(arg_str(a, 1), false)?;
     let s = arg_str(a, 0);
-    Ok(match re.captures(s) {
+    Ok(match re.captures(s)? {
         Some(caps) => {
             // With a parenthesized subexpression, the first one's match.
-            let m = if caps.len() > 1 { caps.get(1) } else { caps.get(0) };
+            let m = if caps.len() > 1 { caps[1] } else { caps[0] };
             match m {
-                Some(m) => Datum::text(m.as_str()),
+                Some((from, to)) => Datum::text(&s[from..to]),
                 None => Datum::Null,
             }
         }
@@ -688,32 +645,30 @@ fn textregexsubstr(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
 fn regexp_split_to_array(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
     let flags = if a.len() > 2 { parse_flags(arg_str(a, 2))? } else { RegexFlags { global: false, case_insensitive: false } };
     let re = compile_regex(arg_str(a, 1), flags.case_insensitive)?;
-    let parts: Vec<Datum> = split_regex(&re, arg_str(a, 0)).into_iter().map(|s| Datum::text(&s)).collect();
+    let parts: Vec<Datum> = split_regex(&re, arg_str(a, 0))?.into_iter().map(|s| Datum::text(&s)).collect();
     Ok(Datum::Array(Arc::new(Array::from_vec(oid::TEXT, parts))))
 }
 
-fn split_regex(re: &regex::Regex, s: &str) -> Vec<String> {
+fn split_regex(re: &super::regexp::PgRegex, s: &str) -> PgResult<Vec<String>> {
     // PostgreSQL ignores empty matches at the start and end and splits
     // between characters on empty matches elsewhere.
     let mut out = Vec::new();
     let mut last = 0;
-    for m in re.find_iter(s) {
-        if m.start() == m.end() {
-            if m.start() == 0 || m.start() >= s.len() {
-                continue;
-            }
-        }
-        if m.end() == 0 {
+    for (start, end) in re.find_all(s)? {
+        if start == end && (start == 0 || start >= s.len()) {
             continue;
         }
-        out.push(s[last..m.start()].to_string());
-        last = m.end();
+        if end == 0 {
+            continue;
+        }
+        out.push(s[last..start].to_string());
+        last = end;
     }
     out.push(s[last..].to_string());
     if s.is_empty() {
-        return vec![];
+        return Ok(vec![]);
     }
-    out
+    Ok(out)
 }
 
 fn regexp_split_to_table(a: &[Datum], c: &FnCtx) -> PgResult<SetIter> {
@@ -728,8 +683,8 @@ fn regexp_matches(a: &[Datum], _: &FnCtx) -> PgResult<SetIter> {
     let re = compile_regex(arg_str(a, 1), flags.case_insensitive)?;
     let s = arg_str(a, 0).to_string();
     let mut rows = Vec::new();
-    for caps in re.captures_iter(&s) {
-        let vals = match_values(&caps);
+    for caps in re.captures_all(&s, flags.global)? {
+        let vals = match_values(&s, &caps);
         rows.push(Ok(Datum::Array(Arc::new(Array::from_vec(oid::TEXT, vals)))));
         if !flags.global {
             break;
@@ -747,8 +702,9 @@ fn regexp_match(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
             .with_hint("Use the regexp_matches function instead."));
     }
     let re = compile_regex(arg_str(a, 1), flags.case_insensitive)?;
-    Ok(match re.captures(arg_str(a, 0)) {
-        Some(caps) => Datum::Array(Arc::new(Array::from_vec(oid::TEXT, match_values(&caps)))),
+    let s = arg_str(a, 0);
+    Ok(match re.captures(s)? {
+        Some(caps) => Datum::Array(Arc::new(Array::from_vec(oid::TEXT, match_values(s, &caps)))),
         None => Datum::Null,
     })
 }
@@ -756,11 +712,12 @@ fn regexp_match(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
 /// One match as regexp_match(es) return it: each parenthesized
 /// subexpression's text (NULL if it did not participate), or the whole
 /// match when the pattern has none.
-fn match_values(caps: &regex::Captures) -> Vec<Datum> {
+fn match_values(s: &str, caps: &super::regexp::Groups) -> Vec<Datum> {
+    let text_of = |g: Option<(usize, usize)>| g.map(|(from, to)| Datum::text(&s[from..to]));
     if caps.len() > 1 {
-        (1..caps.len()).map(|i| caps.get(i).map(|m| Datum::text(m.as_str())).unwrap_or(Datum::Null)).collect()
+        caps[1..].iter().map(|g| text_of(*g).unwrap_or(Datum::Null)).collect()
     } else {
-        vec![Datum::text(caps.get(0).map(|m| m.as_str()).unwrap_or(""))]
+        vec![text_of(caps[0]).unwrap_or_else(|| Datum::text(""))]
     }
 }
 
