@@ -30,6 +30,7 @@ use crate::query::{Cte, Query, RangeTblEntry, RteKind};
 use crate::settings::Settings;
 
 pub use expr::{const_text, figure_index_colname, function_out_columns};
+pub(crate) use expr::expr_location;
 
 /// What the analyzer needs to know about the session.
 pub struct AnalyzerEnv<'a> {
