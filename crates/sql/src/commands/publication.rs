@@ -52,6 +52,9 @@ pub(crate) fn def_boolean(de: &pb::DefElem) -> PgResult<bool> {
     if de.arg.is_none() {
         return Ok(true);
     }
+    if let Some(NodeEnum::Boolean(b)) = de.arg.as_deref().and_then(|a| a.node.as_ref()) {
+        return Ok(b.boolval);
+    }
     let v = super::def_elem_value(de).unwrap_or_default();
     match v.to_ascii_lowercase().as_str() {
         "true" | "on" | "1" => Ok(true),
@@ -193,7 +196,11 @@ fn open_tables(d: &Ddl, tables: &[pb::PublicationTable]) -> PgResult<Vec<TableSp
     let mut out: Vec<TableSpec> = Vec::new();
     for t in tables {
         let Some(rv) = &t.relation else { continue };
-        let rel = d.lookup(rv)?;
+        // table_openrv: no parse state, so the error has no position.
+        let rel = d.lookup(rv).map_err(|mut e| {
+            e.position = None;
+            e
+        })?;
         let columns: Vec<String> = t.columns.iter().filter_map(|c| match &c.node {
             Some(NodeEnum::String(s)) => Some(s.sval.clone()),
             _ => None,

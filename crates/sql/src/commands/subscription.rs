@@ -181,14 +181,14 @@ fn parse_options(s: &SqlSession, options: &[Node], supported: u32) -> PgResult<S
         o.copy_data = false;
     }
     if o.slot_name.is_none() && o.specified & SLOT_NAME != 0 {
-        if o.enabled {
+        if o.enabled && supported & ENABLED != 0 {
             return Err(if o.specified & ENABLED != 0 {
                 mutually_exclusive("slot_name = NONE", "enabled = true")
             } else {
                 syntax("subscription with slot_name = NONE must also set enabled = false")
             });
         }
-        if o.create_slot {
+        if o.create_slot && supported & CREATE_SLOT != 0 {
             return Err(if o.specified & CREATE_SLOT != 0 {
                 mutually_exclusive("slot_name = NONE", "create_slot = true")
             } else {
@@ -279,7 +279,8 @@ fn parse_conninfo(conninfo: &str) -> Result<Vec<(String, String)>, String> {
 
 /// walrcv_check_conninfo
 fn check_conninfo(conninfo: &str) -> PgResult<Vec<(String, String)>> {
-    parse_conninfo(conninfo).map_err(|e| syntax(format!("invalid connection string syntax: {e}")))
+    // libpq's messages end with a newline, which PostgreSQL passes on.
+    parse_conninfo(conninfo).map_err(|e| syntax(format!("invalid connection string syntax: {e}\n")))
 }
 
 /// What connecting to the publisher would do: libpq's own refusal of a
