@@ -61,7 +61,7 @@ q "select c.relname, n.nspname, c.oid, c.relkind, a.attnum, a.attname,
             'pg_tablespace','pg_matviews','pg_rewrite','pg_enum','pg_range','pg_language','pg_locks','pg_prepared_statements',
             'pg_stat_user_tables','pg_statistic_ext','pg_policy','pg_publication','pg_foreign_table','pg_partitioned_table',
             'pg_auth_members','pg_publication_namespace','pg_publication_rel','pg_opclass','pg_cursors',
-            'pg_event_trigger','pg_parameter_acl','pg_db_role_setting','pg_default_acl','pg_subscription',
+            'pg_event_trigger','pg_parameter_acl','pg_db_role_setting','pg_default_acl','pg_subscription','pg_subscription_rel','pg_publication_tables',
             'pg_foreign_server','pg_foreign_data_wrapper','pg_user_mapping','pg_user_mappings','pg_largeobject',
             'pg_largeobject_metadata','pg_transform','pg_statistic_ext_data','pg_conversion','pg_seclabel',
             'pg_shseclabel','pg_opfamily','pg_amop','pg_amproc'))

@@ -144,6 +144,16 @@ unsafe fn query_error(e: &PgQueryError) -> PgError {
 }
 
 fn parse_error(message: String, funcname: &str) -> PgError {
+    // preprocess_pubobj_list reports these through the grammar's error
+    // path, which has no token to name: PostgreSQL prints them bare.
+    let message = match message.strip_suffix(" at or near") {
+        Some(m) if m == "invalid table name" || m == "invalid schema name" => m.to_string(),
+        _ => message,
+    };
+    if message.starts_with("invalid publication object list") {
+        return PgError::new(sqlstate::SYNTAX_ERROR, "invalid publication object list")
+            .with_detail("One of TABLE or TABLES IN SCHEMA must be specified before a standalone table or schema name.");
+    }
     if message == "invalid Unicode escape" && funcname == "core_yylex" {
         // The E'' string form is reported by the lexer itself with its own
         // SQLSTATE; the U&'' form (str_udeescape) is a syntax error.

@@ -708,4 +708,22 @@ impl<'a> Analyzer<'a> {
         self.levels = saved;
         result
     }
+
+    /// A publication's row filter (transformPubWhereClauses): a boolean
+    /// expression over one table, analyzed from the statement's own node so
+    /// that errors point into the statement.
+    pub fn analyze_publication_where(&mut self, rel: Arc<Relation>, node: &Node) -> PgResult<Expr> {
+        let saved = std::mem::take(&mut self.levels);
+        self.levels.push(super::Level::default());
+        let result = (|| {
+            let rte = self.relation_rte(rel, None)?;
+            let idx = self.add_rte(rte);
+            self.level().namespace.push(NsItem { rte: idx, rel_visible: true, cols_visible: true, lateral_only: false });
+            self.level().agg_forbidden = Some("WHERE");
+            let e = self.transform_expr(node)?;
+            self.coerce_to_boolean(e, "PUBLICATION WHERE", super::expr::expr_location(node))
+        })();
+        self.levels = saved;
+        result
+    }
 }

@@ -33,6 +33,7 @@ use crate::settings::Settings;
 
 pub use dml::parse_expression;
 pub use expr::{const_text, figure_index_colname, function_out_columns};
+pub(crate) use expr::expr_location;
 
 /// What the analyzer needs to know about the session.
 pub struct AnalyzerEnv<'a> {

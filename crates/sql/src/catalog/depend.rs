@@ -39,6 +39,10 @@ pub const PG_ATTRDEF: Oid = 2604;
 pub const PG_CONSTRAINT: Oid = 2606;
 pub const PG_REWRITE: Oid = 2618;
 pub const PG_NAMESPACE: Oid = 2615;
+pub const PG_SUBSCRIPTION: Oid = 6100;
+pub const PG_PUBLICATION: Oid = 6104;
+pub const PG_PUBLICATION_REL: Oid = 6106;
+pub const PG_PUBLICATION_NAMESPACE: Oid = 6237;
 
 /// PostgreSQL 15's FirstUnpinnedObjectId: objects below it (built-in
 /// types, functions, schemas, the bootstrap superuser and the predefined
@@ -159,6 +163,9 @@ impl Dependencies {
         rels.sort_by_key(|r| r.oid);
         for rel in rels {
             relation_dependencies(cat, rel, &mut rows);
+        }
+        for p in cat.publications.values() {
+            publication_dependencies(cat, p, &mut rows);
         }
         rows.retain(|d| !is_pinned(d.referenced));
         // Duplicates (a CHECK naming a column twice) are recorded once.
@@ -337,6 +344,38 @@ fn relation_dependencies(cat: &DbCatalog, rel: &Relation, out: &mut Vec<Dependen
     }
 }
 
+/// publication_add_relation / publication_add_schema: a member row goes
+/// with its publication and with its table or schema ('a'); a table's
+/// row filter and column list hold the columns they name ('n').
+fn publication_dependencies(cat: &DbCatalog, p: &Publication, out: &mut Vec<Dependency>) {
+    let publication = ObjectAddress::new(PG_PUBLICATION, p.oid, 0);
+    for t in &p.tables {
+        let me = ObjectAddress::new(PG_PUBLICATION_REL, t.oid, 0);
+        out.push(Dependency { object: me, referenced: publication, deptype: DepType::Auto });
+        out.push(Dependency { object: me, referenced: ObjectAddress::relation(t.relid), deptype: DepType::Auto });
+        let Some(rel) = cat.relations.get(&t.relid) else { continue };
+        let mut read: Vec<i16> = t.qual.as_deref().map(|q| columns_read(rel, q)).unwrap_or_default();
+        read.extend(t.columns.iter().flatten().copied());
+        for a in read {
+            out.push(Dependency { object: me, referenced: ObjectAddress::column(t.relid, a), deptype: DepType::Normal });
+        }
+    }
+    for n in &p.schemas {
+        let me = ObjectAddress::new(PG_PUBLICATION_NAMESPACE, n.oid, 0);
+        out.push(Dependency { object: me, referenced: publication, deptype: DepType::Auto });
+        out.push(Dependency { object: me, referenced: ObjectAddress::namespace(n.nspid), deptype: DepType::Auto });
+    }
+}
+
+/// The publication and member row a pg_publication_rel or
+/// pg_publication_namespace OID stands for.
+pub fn publication_member(cat: &DbCatalog, class: Oid, oid: Oid) -> Option<(&Publication, Oid)> {
+    cat.publications.values().find_map(|p| match class {
+        PG_PUBLICATION_REL => p.tables.iter().find(|t| t.oid == oid).map(|t| (p, t.relid)),
+        _ => p.schemas.iter().find(|n| n.oid == oid).map(|n| (p, n.nspid)),
+    })
+}
+
 /// Attribute numbers of `rel`'s columns an expression (stored as SQL text,
 /// over that one table) reads, in ascending order.
 pub fn columns_read(rel: &Relation, expr: &str) -> Vec<i16> {
@@ -484,6 +523,9 @@ pub fn shared_dependencies_of_database(cat: &DbCatalog) -> Vec<SharedDependency>
     for r in rels {
         push(ObjectAddress::relation(r.oid), r.owner, r.acl.as_deref());
     }
+    for p in cat.publications.values() {
+        push(ObjectAddress::new(PG_PUBLICATION, p.oid, 0), p.owner, None);
+    }
     out
 }
 
@@ -534,6 +576,16 @@ pub fn describe(cat: &DbCatalog, cluster: Option<&ClusterCatalog>, obj: ObjectAd
             Some(format!("rule _RETURN on {}", relation(v.oid)?))
         }
         PG_NAMESPACE => cat.namespaces.get(&obj.oid).map(|n| format!("schema {}", n.name)),
+        PG_PUBLICATION => cat.publications.get(&obj.oid).map(|p| format!("publication {}", p.name)),
+        PG_PUBLICATION_REL => {
+            let (p, rel) = publication_member(cat, PG_PUBLICATION_REL, obj.oid)?;
+            Some(format!("publication of {} in publication {}", relation(rel)?, p.name))
+        }
+        PG_PUBLICATION_NAMESPACE => {
+            let (p, nsp) = publication_member(cat, PG_PUBLICATION_NAMESPACE, obj.oid)?;
+            Some(format!("publication of schema {} in publication {}", cat.namespaces.get(&nsp)?.name, p.name))
+        }
+        PG_SUBSCRIPTION => cat.subscriptions.get(&obj.oid).map(|s| format!("subscription {}", s.name)),
         PG_AUTHID => cluster.and_then(|c| c.roles.get(&obj.oid)).map(|r| format!("role {}", r.name)),
         PG_DATABASE => cluster.and_then(|c| c.databases.get(&obj.oid)).map(|d| format!("database {}", d.name)),
         _ => None,

@@ -12,6 +12,7 @@
 pub mod acl;
 pub mod builtin;
 pub mod depend;
+pub mod publish;
 pub mod store;
 pub mod system;
 
@@ -499,6 +500,73 @@ impl Relation {
     }
 }
 
+/// A publication (pg_publication) with its members: the tables it names
+/// (pg_publication_rel) and the schemas whose tables it publishes
+/// (pg_publication_namespace). Members are kept in the publication's row,
+/// each with the OID its catalog row shows.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Publication {
+    pub oid: Oid,
+    pub name: String,
+    pub owner: Oid,
+    pub all_tables: bool,
+    pub insert: bool,
+    pub update: bool,
+    pub delete: bool,
+    pub truncate: bool,
+    pub via_root: bool,
+    pub tables: Vec<PublishedTable>,
+    pub schemas: Vec<PublishedSchema>,
+}
+
+/// One pg_publication_rel row.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PublishedTable {
+    pub oid: Oid,
+    pub relid: Oid,
+    /// prattrs: the column list, ascending attribute numbers.
+    pub columns: Option<Vec<i16>>,
+    /// prqual: the row filter as SQL text over the table's columns.
+    pub qual: Option<String>,
+}
+
+/// One pg_publication_namespace row.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PublishedSchema {
+    pub oid: Oid,
+    pub nspid: Oid,
+}
+
+impl Publication {
+    /// Whether the publication publishes `rel`'s changes: FOR ALL TABLES,
+    /// a table it names, or a table of a schema it names.
+    pub fn publishes(&self, rel: &Relation) -> bool {
+        self.all_tables || self.tables.iter().any(|t| t.relid == rel.oid) || self.schemas.iter().any(|s| s.nspid == rel.namespace)
+    }
+}
+
+/// A subscription (pg_subscription). Tusk does not run logical
+/// replication; a subscription is a catalog object whose options can be
+/// set, made with `connect = false`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Subscription {
+    pub oid: Oid,
+    pub name: String,
+    pub owner: Oid,
+    pub enabled: bool,
+    pub binary: bool,
+    pub streaming: bool,
+    /// subtwophasestate: 'd' disabled, 'p' pending, 'e' enabled.
+    pub two_phase: char,
+    pub disable_on_error: bool,
+    pub conninfo: String,
+    pub slot_name: Option<String>,
+    pub synchronous_commit: String,
+    pub publications: Vec<String>,
+    /// subskiplsn as a 64-bit LSN; 0 = none.
+    pub skip_lsn: u64,
+}
+
 /// One database's catalog at one moment: immutable, shared by `Arc`.
 #[derive(Clone, Debug, Default)]
 pub struct DbCatalog {
@@ -509,6 +577,10 @@ pub struct DbCatalog {
     pub relation_by_name: HashMap<(Oid, String), Oid>,
     /// COMMENT ON: (class oid of the object kind, object oid, sub id) → text.
     pub comments: BTreeMap<(Oid, Oid, i32), String>,
+    /// pg_publication (with its members), by OID.
+    pub publications: BTreeMap<Oid, Publication>,
+    /// pg_subscription rows of this database, by OID.
+    pub subscriptions: BTreeMap<Oid, Subscription>,
     /// pg_depend, derived from the rest when first asked for (the catalog
     /// never changes once built; see `depend`).
     dependencies: std::sync::OnceLock<Arc<depend::Dependencies>>,
@@ -615,6 +687,14 @@ impl DbCatalog {
     /// The pg_depend rows of this database.
     pub fn dependencies(&self) -> &depend::Dependencies {
         self.dependencies.get_or_init(|| Arc::new(depend::Dependencies::derive(self)))
+    }
+
+    pub fn publication_by_name(&self, name: &str) -> Option<&Publication> {
+        self.publications.values().find(|p| p.name == name)
+    }
+
+    pub fn subscription_by_name(&self, name: &str) -> Option<&Subscription> {
+        self.subscriptions.values().find(|p| p.name == name)
     }
 
     pub fn relation(&self, oid: Oid) -> Option<&Arc<Relation>> {

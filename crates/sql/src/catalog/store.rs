@@ -6,6 +6,8 @@
 //!   `n` db nsp              → Namespace      `r` db rel → Relation
 //!   `N` db nsp name         → relation oid (unique names; DDL locks this key)
 //!   `m` db class obj sub    → comment text
+//!   `p` db pub              → Publication (with its members)
+//!   `s` db sub              → Subscription
 //!   `A` name                → role oid: written by role DDL (the roles of
 //!                               the bootstrap lack it) and locked by it, so
 //!                               that DDL on one role name is serialized
@@ -76,6 +78,38 @@ pub fn namespace_key(db: Oid, nsp: Oid) -> Vec<u8> {
 
 pub fn relation_key(db: Oid, rel: Oid) -> Vec<u8> {
     key(b'r', &[db, rel])
+}
+
+pub fn publication_key(db: Oid, publication: Oid) -> Vec<u8> {
+    key(b'p', &[db, publication])
+}
+
+pub fn subscription_key(db: Oid, subscription: Oid) -> Vec<u8> {
+    key(b's', &[db, subscription])
+}
+
+pub fn put_publication(txn: &Txn, db: Oid, p: &Publication) -> PgResult<()> {
+    txn.put(&publication_key(db, p.oid), &encode(p))
+}
+
+pub fn delete_publication(txn: &Txn, db: Oid, publication: Oid) -> PgResult<()> {
+    txn.delete(&publication_key(db, publication))
+}
+
+pub fn put_subscription(txn: &Txn, db: Oid, sub: &Subscription) -> PgResult<()> {
+    txn.put(&subscription_key(db, sub.oid), &encode(sub))
+}
+
+pub fn delete_subscription(txn: &Txn, db: Oid, subscription: Oid) -> PgResult<()> {
+    txn.delete(&subscription_key(db, subscription))
+}
+
+/// A key locked (never written) to serialize DDL on publication and
+/// subscription names of a database (`kind` b'p' or b's').
+pub fn pubsub_name_key(db: Oid, kind: u8, name: &str) -> Vec<u8> {
+    let mut k = key(b'P', &[db, kind as u32]);
+    k.extend_from_slice(name.as_bytes());
+    k
 }
 
 pub fn name_key(db: Oid, nsp: Oid, name: &str) -> Vec<u8> {
@@ -188,7 +222,16 @@ pub fn load_database(txn: &Txn, db: Oid) -> PgResult<DbCatalog> {
         let part = |i: usize| u32::from_be_bytes(k[2 + i * 4..6 + i * 4].try_into().expect("4 bytes"));
         comments.push(((part(1), part(2), part(3) as i32), String::from_utf8_lossy(&v).into_owned()));
     }
-    Ok(DbCatalog::build(db, namespaces, relations, comments))
+    let mut cat = DbCatalog::build(db, namespaces, relations, comments);
+    for (_, v) in scan_prefix(txn, &key(b'p', &[db]))? {
+        let p: Publication = decode(&v)?;
+        cat.publications.insert(p.oid, p);
+    }
+    for (_, v) in scan_prefix(txn, &key(b's', &[db]))? {
+        let sub: Subscription = decode(&v)?;
+        cat.subscriptions.insert(sub.oid, sub);
+    }
+    Ok(cat)
 }
 
 pub fn put_database(txn: &Txn, d: &Database) -> PgResult<()> {
@@ -311,7 +354,7 @@ pub fn create_database_rows(txn: &Txn, d: &Database) -> PgResult<()> {
 /// storage ids whose data must be deleted after commit.
 pub fn delete_database_rows(txn: &Txn, db: Oid) -> PgResult<Vec<u32>> {
     let mut storage = Vec::new();
-    for kind in [b'n', b'r', b'N', b'm'] {
+    for kind in [b'n', b'r', b'N', b'm', b'p', b's'] {
         for (k, v) in scan_prefix(txn, &key(kind, &[db]))? {
             if kind == b'r' {
                 let rel: Relation = decode(&v)?;

@@ -345,6 +345,11 @@ fn generators() -> Vec<(&'static str, Generator)> {
         ("pg_attrdef", pg_attrdef),
         ("pg_description", pg_description),
         ("pg_depend", pg_depend),
+        ("pg_publication", pg_publication),
+        ("pg_publication_rel", pg_publication_rel),
+        ("pg_publication_namespace", pg_publication_namespace),
+        ("pg_publication_tables", pg_publication_tables),
+        ("pg_subscription", pg_subscription),
         ("pg_shdepend", pg_shdepend),
         ("pg_rewrite", pg_rewrite),
         ("pg_am", pg_am),
@@ -1173,6 +1178,123 @@ fn pg_description(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
     }
     for ((class, obj, sub), t) in &cx.catalog.comments {
         out.push(vec![("objoid", oidv(*obj)), ("classoid", oidv(*class)), ("objsubid", Datum::Int4(*sub)), ("description", text(t))]);
+    }
+    Ok(())
+}
+
+fn pg_publication(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
+    for p in cx.catalog.publications.values() {
+        out.push(vec![
+            ("oid", oidv(p.oid)),
+            ("pubname", name(&p.name)),
+            ("pubowner", oidv(p.owner)),
+            ("puballtables", b(p.all_tables)),
+            ("pubinsert", b(p.insert)),
+            ("pubupdate", b(p.update)),
+            ("pubdelete", b(p.delete)),
+            ("pubtruncate", b(p.truncate)),
+            ("pubviaroot", b(p.via_root)),
+        ]);
+    }
+    Ok(())
+}
+
+fn pg_publication_rel(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
+    for p in cx.catalog.publications.values() {
+        for t in &p.tables {
+            out.push(vec![
+                ("oid", oidv(t.oid)),
+                ("prpubid", oidv(p.oid)),
+                ("prrelid", oidv(t.relid)),
+                // The row filter's text is what pg_get_expr reads back.
+                ("prqual", t.qual.as_deref().map(text).unwrap_or(Datum::Null)),
+                ("prattrs", t.columns.as_deref().map(int2_vector).unwrap_or(Datum::Null)),
+            ]);
+        }
+    }
+    Ok(())
+}
+
+fn pg_publication_namespace(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
+    for p in cx.catalog.publications.values() {
+        for n in &p.schemas {
+            out.push(vec![("oid", oidv(n.oid)), ("pnpubid", oidv(p.oid)), ("pnnspid", oidv(n.nspid))]);
+        }
+    }
+    Ok(())
+}
+
+/// The tables a publication publishes, as pg_get_publication_tables lists
+/// them: FOR ALL TABLES means every permanent user table; otherwise the
+/// tables it names, then those of the schemas it names, each once, with
+/// the column list and row filter of the table's own member row.
+pub fn publication_tables<'a>(cat: &'a DbCatalog, p: &'a Publication) -> Vec<(&'a Arc<Relation>, Option<&'a PublishedTable>)> {
+    let publishable = |r: &Relation| r.kind == RelKind::Table && r.persistence == 'p' && r.oid >= tusk_types::oid::FIRST_NORMAL_OBJECT_ID;
+    let mut rels: Vec<&Arc<Relation>> = cat.relations.values().filter(|r| publishable(r)).collect();
+    rels.sort_by_key(|r| r.oid);
+    let mut out = Vec::new();
+    if p.all_tables {
+        return rels.into_iter().map(|r| (r, None)).collect();
+    }
+    for t in &p.tables {
+        if let Some(r) = cat.relations.get(&t.relid).filter(|r| publishable(r)) {
+            out.push((r, Some(t)));
+        }
+    }
+    for n in &p.schemas {
+        for r in rels.iter().filter(|r| r.namespace == n.nspid) {
+            if !out.iter().any(|(o, _)| o.oid == r.oid) {
+                out.push((r, None));
+            }
+        }
+    }
+    out
+}
+
+fn pg_publication_tables(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
+    for p in cx.catalog.publications.values() {
+        for (r, member) in publication_tables(cx.catalog, p) {
+            let cols: Vec<String> = match member.and_then(|m| m.columns.as_ref()) {
+                Some(list) => r.live_columns().filter(|(a, _)| list.contains(a)).map(|(_, c)| c.name.clone()).collect(),
+                None => r.live_columns().map(|(_, c)| c.name.clone()).collect(),
+            };
+            let rowfilter = match (member.and_then(|m| m.qual.as_deref()), cx.env) {
+                (Some(q), Some(env)) => text(&crate::functions::relation_expr_text(env, r, q)),
+                (Some(q), None) => text(q),
+                (None, _) => Datum::Null,
+            };
+            out.push(vec![
+                ("pubname", name(&p.name)),
+                ("schemaname", name(cx.catalog.namespace_name(r.namespace))),
+                ("tablename", name(&r.name)),
+                ("attnames", if cols.is_empty() { Datum::Null } else { Datum::Array(Arc::new(Array::from_vec(oid::NAME, cols.iter().map(|c| Datum::text(c)).collect()))) }),
+                ("rowfilter", rowfilter),
+            ]);
+        }
+    }
+    Ok(())
+}
+
+/// pg_subscription: subskiplsn is shown in pg_lsn's text form (Tusk has
+/// no pg_lsn type; the column is text).
+fn pg_subscription(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
+    for sub in cx.catalog.subscriptions.values() {
+        out.push(vec![
+            ("oid", oidv(sub.oid)),
+            ("subdbid", oidv(cx.database)),
+            ("subskiplsn", text(&format!("{:X}/{:X}", sub.skip_lsn >> 32, sub.skip_lsn & 0xffff_ffff))),
+            ("subname", name(&sub.name)),
+            ("subowner", oidv(sub.owner)),
+            ("subenabled", b(sub.enabled)),
+            ("subbinary", b(sub.binary)),
+            ("substream", b(sub.streaming)),
+            ("subtwophasestate", ch(sub.two_phase)),
+            ("subdisableonerr", b(sub.disable_on_error)),
+            ("subconninfo", text(&sub.conninfo)),
+            ("subslotname", sub.slot_name.as_deref().map(name).unwrap_or(Datum::Null)),
+            ("subsynccommit", text(&sub.synchronous_commit)),
+            ("subpublications", Datum::Array(Arc::new(Array::from_vec(oid::TEXT, sub.publications.iter().map(|p| Datum::text(p)).collect())))),
+        ]);
     }
     Ok(())
 }

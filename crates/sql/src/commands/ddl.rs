@@ -2167,6 +2167,16 @@ pub fn comment(s: &mut SqlSession, stmt: &pb::CommentStmt, sql: &str) -> PgResul
                 store::put_comment(txn, store::SHARED_COMMENTS_DB, 1260, role, 0, text)?;
                 shared = true;
             }
+            k if k == pb::ObjectType::ObjectPublication as i32 => {
+                let name = names(obj).first().cloned().unwrap_or_default();
+                let oid = super::publication::comment_target(d.s, &d.catalog, &name)?;
+                store::put_comment(txn, d.db(), depend::PG_PUBLICATION, oid, 0, text)?;
+            }
+            k if k == pb::ObjectType::ObjectSubscription as i32 => {
+                let name = names(obj).first().cloned().unwrap_or_default();
+                let oid = super::subscription::comment_target(d.s, &d.catalog, &name)?;
+                store::put_comment(txn, d.db(), depend::PG_SUBSCRIPTION, oid, 0, text)?;
+            }
             _ => return Err(PgError::unsupported("COMMENT on this kind of object")),
         }
     }

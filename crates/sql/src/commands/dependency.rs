@@ -304,6 +304,9 @@ struct Changes {
     constraints: BTreeSet<Oid>,
     defaults: BTreeSet<(Oid, i16)>,
     comments: Vec<(Oid, Oid, Option<i32>)>,
+    publications: BTreeSet<Oid>,
+    /// pg_publication_rel and pg_publication_namespace rows, by their OIDs.
+    publication_members: BTreeSet<Oid>,
 }
 
 /// deleteOneObject for each target, in order, then writes the result.
@@ -333,6 +336,13 @@ fn delete_objects(d: &Ddl, catalog: &Arc<DbCatalog>, order: &[ObjectAddress]) ->
             PG_NAMESPACE => {
                 ch.namespaces.push(o.oid);
                 ch.comments.push((PG_NAMESPACE, o.oid, None));
+            }
+            PG_PUBLICATION => {
+                ch.publications.insert(o.oid);
+                ch.comments.push((PG_PUBLICATION, o.oid, None));
+            }
+            PG_PUBLICATION_REL | PG_PUBLICATION_NAMESPACE => {
+                ch.publication_members.insert(o.oid);
             }
             _ => return Err(PgError::internal(format!("cannot delete objects of class {}", o.class))),
         }
@@ -442,6 +452,20 @@ fn delete_objects(d: &Ddl, catalog: &Arc<DbCatalog>, order: &[ObjectAddress]) ->
         let Some(ns) = catalog.namespaces.get(&nsp) else { continue };
         txn.delete(&store::namespace_key(db, nsp))?;
         store::release_name(txn, db, 0, &ns.name)?;
+    }
+    // Publications that go, and those that lose members.
+    for p in catalog.publications.values() {
+        if ch.publications.contains(&p.oid) {
+            store::delete_publication(txn, db, p.oid)?;
+            continue;
+        }
+        let gone = |oid: &Oid| ch.publication_members.contains(oid);
+        if p.tables.iter().any(|t| gone(&t.oid)) || p.schemas.iter().any(|n| gone(&n.oid)) {
+            let mut p = p.clone();
+            p.tables.retain(|t| !gone(&t.oid));
+            p.schemas.retain(|n| !gone(&n.oid));
+            store::put_publication(txn, db, &p)?;
+        }
     }
     // DeleteComments: of the object and, for a whole object, its parts.
     for &(class, obj, sub) in &ch.comments {

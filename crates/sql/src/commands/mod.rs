@@ -13,10 +13,12 @@ pub mod grant;
 pub mod inherit;
 pub mod naming;
 pub mod owned;
+pub mod publication;
 pub mod reindex;
 pub mod role;
 pub mod reloptions;
 pub mod sequence;
+pub mod subscription;
 pub mod table_like;
 pub mod table_settings;
 
@@ -138,6 +140,61 @@ pub(crate) fn execute_ddl_node(s: &mut SqlSession, node: &NodeEnum, sql: &str) -
         NodeEnum::DropdbStmt(d) => {
             ddl::drop_database(s, d)?;
             UtilityResult::tag("DROP DATABASE")
+        }
+        NodeEnum::CreatePublicationStmt(c) => {
+            publication::create_publication(s, c, sql)?;
+            UtilityResult::tag("CREATE PUBLICATION")
+        }
+        NodeEnum::AlterPublicationStmt(a) => {
+            publication::alter_publication(s, a, sql)?;
+            UtilityResult::tag("ALTER PUBLICATION")
+        }
+        NodeEnum::DropStmt(d) if d.remove_type == pb::ObjectType::ObjectPublication as i32 => {
+            publication::drop_publications(s, d, sql)?;
+            UtilityResult::tag("DROP PUBLICATION")
+        }
+        NodeEnum::CreateSubscriptionStmt(c) => {
+            subscription::create_subscription(s, c)?;
+            UtilityResult::tag("CREATE SUBSCRIPTION")
+        }
+        NodeEnum::AlterSubscriptionStmt(a) => {
+            subscription::alter_subscription(s, a)?;
+            UtilityResult::tag("ALTER SUBSCRIPTION")
+        }
+        NodeEnum::DropSubscriptionStmt(d) => {
+            subscription::drop_subscription(s, d)?;
+            UtilityResult::tag("DROP SUBSCRIPTION")
+        }
+        NodeEnum::RenameStmt(r)
+            if r.rename_type == pb::ObjectType::ObjectPublication as i32 || r.rename_type == pb::ObjectType::ObjectSubscription as i32 =>
+        {
+            let old = match r.object.as_deref().and_then(|n| n.node.as_ref()) {
+                Some(NodeEnum::String(v)) => v.sval.clone(),
+                _ => String::new(),
+            };
+            if r.rename_type == pb::ObjectType::ObjectPublication as i32 {
+                publication::rename_publication(s, &old, &r.newname)?;
+                UtilityResult::tag("ALTER PUBLICATION")
+            } else {
+                subscription::rename_subscription(s, &old, &r.newname)?;
+                UtilityResult::tag("ALTER SUBSCRIPTION")
+            }
+        }
+        NodeEnum::AlterOwnerStmt(a)
+            if a.object_type == pb::ObjectType::ObjectPublication as i32 || a.object_type == pb::ObjectType::ObjectSubscription as i32 =>
+        {
+            let name = match a.object.as_deref().and_then(|n| n.node.as_ref()) {
+                Some(NodeEnum::String(v)) => v.sval.clone(),
+                _ => String::new(),
+            };
+            let new_owner = grant::role_spec_oid(s, a.newowner.as_ref())?;
+            if a.object_type == pb::ObjectType::ObjectPublication as i32 {
+                publication::alter_publication_owner(s, &name, new_owner)?;
+                UtilityResult::tag("ALTER PUBLICATION")
+            } else {
+                subscription::alter_subscription_owner(s, &name, new_owner)?;
+                UtilityResult::tag("ALTER SUBSCRIPTION")
+            }
         }
         NodeEnum::DropStmt(d) => {
             ddl::drop(s, d, sql)?;
@@ -444,6 +501,9 @@ pub fn command_tag(node: &NodeEnum) -> String {
         "CreatePolicyStmt" => "CREATE POLICY",
         "CreatePublicationStmt" => "CREATE PUBLICATION",
         "CreateSubscriptionStmt" => "CREATE SUBSCRIPTION",
+        "AlterPublicationStmt" => "ALTER PUBLICATION",
+        "AlterSubscriptionStmt" => "ALTER SUBSCRIPTION",
+        "DropSubscriptionStmt" => "DROP SUBSCRIPTION",
         "RefreshMatViewStmt" => "REFRESH MATERIALIZED VIEW",
         "SecLabelStmt" => "SECURITY LABEL",
         "CreateCastStmt" => "CREATE CAST",

@@ -202,6 +202,11 @@ pub fn reassign_owned(s: &mut SqlSession, stmt: &pb::ReassignOwnedStmt) -> PgRes
             ns.owner = new_owner;
             store::put_namespace(txn, s.db, &ns)?;
         }
+        for p in d.catalog.publications.values().filter(|p| roles.contains(&p.owner) && p.owner != new_owner) {
+            let mut p = p.clone();
+            p.owner = new_owner;
+            store::put_publication(txn, s.db, &p)?;
+        }
         let cluster = s.cluster_catalog();
         let owned: Vec<String> = cluster.databases.values().filter(|db| roles.contains(&db.owner) && db.owner != new_owner).map(|db| db.name.clone()).collect();
         for name in owned {

@@ -740,6 +740,20 @@ impl ModifyNode {
     }
 
     fn run(&mut self, mut input: Box<dyn Node>, cx: &ExecCx) -> PgResult<Vec<Row>> {
+        // CheckValidResultRel: tables a publication publishes these
+        // changes of need a replica identity.
+        let replicated = match self.kind {
+            ModifyKind::Update => Some(false),
+            ModifyKind::Delete => Some(true),
+            ModifyKind::Insert if self.on_conflict.as_ref().is_some_and(|c| c.do_update) => Some(false),
+            _ => None,
+        };
+        if let Some(delete) = replicated {
+            crate::catalog::publish::check_replica_identity(cx.catalog, &self.rel, delete)?;
+            for t in &self.inherited {
+                crate::catalog::publish::check_replica_identity(cx.catalog, &t.rel, delete)?;
+            }
+        }
         // Read everything first: the statement must not see its own writes.
         let mut rows = Vec::new();
         while let Some(r) = input.next(cx)? {

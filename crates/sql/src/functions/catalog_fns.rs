@@ -159,6 +159,12 @@ pub fn column_default_text(env: &dyn Env, rel: &Arc<Relation>, attnum: i16, stor
     relation_expr(env, rel, stored, Some(attnum), false)
 }
 
+/// pg_get_expr(prqual, prrelid) of a publication's row filter: what
+/// pg_publication_tables.rowfilter shows.
+pub fn relation_expr_text(env: &dyn Env, rel: &Arc<Relation>, stored: &str) -> String {
+    relation_expr(env, rel, stored, None, false)
+}
+
 /// pg_get_expr(pg_node_tree, relation [, pretty])
 fn pg_get_expr(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
     let tree = arg_str(a, 0);

@@ -290,7 +290,7 @@ pub(crate) fn division_by_zero() -> PgError {
     PgError::new(sqlstate::DIVISION_BY_ZERO, "division by zero")
 }
 
-pub use catalog_fns::column_default_text;
+pub use catalog_fns::{column_default_text, relation_expr_text};
 pub use compare::compare as compare_values;
 
 /// quote_ident: a name as PostgreSQL prints it (quoted when needed).
