@@ -51,9 +51,12 @@ q "select c.relname, n.nspname, c.oid, c.relkind, a.attnum, a.attname,
             'pg_collation','pg_extension','pg_stat_activity','pg_stat_database','pg_operator','pg_cast','pg_aggregate','pg_depend','pg_trigger',
             'pg_tablespace','pg_matviews','pg_rewrite','pg_enum','pg_range','pg_language','pg_locks','pg_prepared_statements',
             'pg_stat_user_tables','pg_statistic_ext','pg_policy','pg_publication','pg_foreign_table','pg_partitioned_table',
-            'pg_auth_members','pg_publication_namespace','pg_publication_rel','pg_opclass','pg_cursors'))
+            'pg_auth_members','pg_publication_namespace','pg_publication_rel','pg_opclass','pg_cursors',
+            'pg_foreign_data_wrapper','pg_foreign_server','pg_user_mapping','pg_user_mappings','pg_shdepend'))
       or (n.nspname = 'information_schema' and c.relname in ('tables','columns','views','schemata','table_constraints',
             'key_column_usage','referential_constraints','sequences','constraint_column_usage','check_constraints',
-            'table_privileges','role_table_grants','applicable_roles','enabled_roles'))
+            'table_privileges','role_table_grants','applicable_roles','enabled_roles',
+            'foreign_data_wrappers','foreign_data_wrapper_options','foreign_servers','foreign_server_options',
+            'user_mappings','user_mapping_options','usage_privileges','role_usage_grants','foreign_tables','foreign_table_options'))
    order by n.nspname, c.relname, a.attnum" > "$out/system_columns.tsv"
 wc -l "$out"/*.tsv

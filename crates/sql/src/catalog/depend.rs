@@ -160,6 +160,7 @@ impl Dependencies {
         for rel in rels {
             relation_dependencies(cat, rel, &mut rows);
         }
+        foreign_dependencies(cat, &mut rows);
         rows.retain(|d| !is_pinned(d.referenced));
         // Duplicates (a CHECK naming a column twice) are recorded once.
         let mut seen = std::collections::HashSet::new();
@@ -334,6 +335,26 @@ fn relation_dependencies(cat: &DbCatalog, rel: &Relation, out: &mut Vec<Dependen
     }
 }
 
+/// A server depends on its wrapper, a user mapping on its server
+/// (CreateForeignServer, CreateUserMapping record them as normal).
+fn foreign_dependencies(cat: &DbCatalog, out: &mut Vec<Dependency>) {
+    use super::foreign::*;
+    for srv in cat.foreign.servers.values() {
+        out.push(Dependency {
+            object: ObjectAddress::new(PG_FOREIGN_SERVER, srv.oid, 0),
+            referenced: ObjectAddress::new(PG_FOREIGN_DATA_WRAPPER, srv.fdw, 0),
+            deptype: DepType::Normal,
+        });
+    }
+    for m in cat.foreign.user_mappings.values() {
+        out.push(Dependency {
+            object: ObjectAddress::new(PG_USER_MAPPING, m.oid, 0),
+            referenced: ObjectAddress::new(PG_FOREIGN_SERVER, m.server, 0),
+            deptype: DepType::Normal,
+        });
+    }
+}
+
 /// Attribute numbers of `rel`'s columns an expression (stored as SQL text,
 /// over that one table) reads, in ascending order.
 pub fn columns_read(rel: &Relation, expr: &str) -> Vec<i16> {
@@ -481,6 +502,17 @@ pub fn shared_dependencies_of_database(cat: &DbCatalog) -> Vec<SharedDependency>
     for r in rels {
         push(ObjectAddress::relation(r.oid), r.owner, r.acl.as_deref());
     }
+    use super::foreign::*;
+    for w in cat.foreign.wrappers.values() {
+        push(ObjectAddress::new(PG_FOREIGN_DATA_WRAPPER, w.oid, 0), w.owner, w.acl.as_deref());
+    }
+    for srv in cat.foreign.servers.values() {
+        push(ObjectAddress::new(PG_FOREIGN_SERVER, srv.oid, 0), srv.owner, srv.acl.as_deref());
+    }
+    // A user mapping's role is recorded as its owner (recordDependencyOnOwner).
+    for m in cat.foreign.user_mappings.values().filter(|m| m.user != acl::PUBLIC) {
+        push(ObjectAddress::new(PG_USER_MAPPING, m.oid, 0), m.user, None);
+    }
     out
 }
 
@@ -531,6 +563,14 @@ pub fn describe(cat: &DbCatalog, cluster: Option<&ClusterCatalog>, obj: ObjectAd
             Some(format!("rule _RETURN on {}", relation(v.oid)?))
         }
         PG_NAMESPACE => cat.namespaces.get(&obj.oid).map(|n| format!("schema {}", n.name)),
+        super::foreign::PG_FOREIGN_DATA_WRAPPER => cat.foreign.wrappers.get(&obj.oid).map(|w| format!("foreign-data wrapper {}", w.name)),
+        super::foreign::PG_FOREIGN_SERVER => cat.foreign.servers.get(&obj.oid).map(|s| format!("server {}", s.name)),
+        super::foreign::PG_USER_MAPPING => {
+            let m = cat.foreign.user_mappings.get(&obj.oid)?;
+            let user = if m.user == acl::PUBLIC { "public".to_string() } else { cluster?.role_name(m.user) };
+            let srv = cat.foreign.servers.get(&m.server)?;
+            Some(format!("user mapping for {user} on server {}", srv.name))
+        }
         PG_AUTHID => cluster.and_then(|c| c.roles.get(&obj.oid)).map(|r| format!("role {}", r.name)),
         PG_DATABASE => cluster.and_then(|c| c.databases.get(&obj.oid)).map(|d| format!("database {}", d.name)),
         _ => None,

@@ -12,6 +12,7 @@
 pub mod acl;
 pub mod builtin;
 pub mod depend;
+pub mod foreign;
 pub mod store;
 pub mod system;
 
@@ -487,6 +488,8 @@ pub struct DbCatalog {
     pub relation_by_name: HashMap<(Oid, String), Oid>,
     /// COMMENT ON: (class oid of the object kind, object oid, sub id) → text.
     pub comments: BTreeMap<(Oid, Oid, i32), String>,
+    /// Foreign-data wrappers, servers and user mappings.
+    pub foreign: foreign::ForeignCatalog,
     /// pg_depend, derived from the rest when first asked for (the catalog
     /// never changes once built; see `depend`).
     dependencies: std::sync::OnceLock<Arc<depend::Dependencies>>,

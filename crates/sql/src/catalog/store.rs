@@ -38,7 +38,7 @@ pub fn encode<T: Serialize>(v: &T) -> Vec<u8> {
     serde_json::to_vec(v).expect("catalog rows always serialize")
 }
 
-fn decode<T: DeserializeOwned>(bytes: &[u8]) -> PgResult<T> {
+pub(crate) fn decode<T: DeserializeOwned>(bytes: &[u8]) -> PgResult<T> {
     serde_json::from_slice(bytes)
         .map_err(|e| PgError::new(sqlstate::DATA_CORRUPTED, format!("invalid catalog row: {e}")))
 }
@@ -188,7 +188,9 @@ pub fn load_database(txn: &Txn, db: Oid) -> PgResult<DbCatalog> {
         let part = |i: usize| u32::from_be_bytes(k[2 + i * 4..6 + i * 4].try_into().expect("4 bytes"));
         comments.push(((part(1), part(2), part(3) as i32), String::from_utf8_lossy(&v).into_owned()));
     }
-    Ok(DbCatalog::build(db, namespaces, relations, comments))
+    let mut cat = DbCatalog::build(db, namespaces, relations, comments);
+    cat.foreign = foreign::load(txn, db)?;
+    Ok(cat)
 }
 
 pub fn put_database(txn: &Txn, d: &Database) -> PgResult<()> {
@@ -321,6 +323,9 @@ pub fn delete_database_rows(txn: &Txn, db: Oid) -> PgResult<Vec<u32>> {
             }
             txn.delete(&k)?;
         }
+    }
+    for (k, _) in scan_prefix(txn, &foreign::database_prefix(db))? {
+        txn.delete(&k)?;
     }
     put_comment(txn, SHARED_COMMENTS_DB, 1262, db, 0, None)?;
     txn.delete(&database_key(db))?;

@@ -18,6 +18,8 @@ use super::builtin::builtins;
 use super::*;
 use crate::settings::{self, Settings};
 
+mod sql_med;
+
 /// What generators read.
 pub struct SysCx<'a> {
     pub catalog: &'a DbCatalog,
@@ -342,6 +344,18 @@ fn generators() -> Vec<(&'static str, Generator)> {
         ("referential_constraints", is_referential_constraints),
         ("sequences", is_sequences),
         ("check_constraints", is_check_constraints),
+        ("pg_foreign_data_wrapper", sql_med::pg_foreign_data_wrapper),
+        ("pg_foreign_server", sql_med::pg_foreign_server),
+        ("pg_user_mapping", sql_med::pg_user_mapping),
+        ("pg_user_mappings", sql_med::pg_user_mappings),
+        ("foreign_data_wrappers", sql_med::is_foreign_data_wrappers),
+        ("foreign_data_wrapper_options", sql_med::is_foreign_data_wrapper_options),
+        ("foreign_servers", sql_med::is_foreign_servers),
+        ("foreign_server_options", sql_med::is_foreign_server_options),
+        ("user_mappings", sql_med::is_user_mappings),
+        ("user_mapping_options", sql_med::is_user_mapping_options),
+        ("usage_privileges", sql_med::is_usage_privileges),
+        ("role_usage_grants", sql_med::is_role_usage_grants),
     ]
 }
 

@@ -1807,6 +1807,9 @@ pub fn drop(s: &mut SqlSession, stmt: &pb::DropStmt, sql: &str) -> PgResult<()> 
         {
             return drop_routine(s, stmt, k);
         }
+        k if k == pb::ObjectType::ObjectFdw as i32 || k == pb::ObjectType::ObjectForeignServer as i32 => {
+            targets = super::foreign::drop_targets(s, stmt)?;
+        }
         _ => return Err(PgError::unsupported("DROP of this object type")),
     }
     {
@@ -2040,6 +2043,11 @@ pub fn comment(s: &mut SqlSession, stmt: &pb::CommentStmt, sql: &str) -> PgResul
                 }
                 store::put_comment(txn, store::SHARED_COMMENTS_DB, 1260, role, 0, text)?;
                 shared = true;
+            }
+            k if k == pb::ObjectType::ObjectFdw as i32 || k == pb::ObjectType::ObjectForeignServer as i32 => {
+                let name = names(obj).first().cloned().unwrap_or_default();
+                let (class, oid) = super::foreign::comment_target(d.s, k, &name)?;
+                store::put_comment(txn, d.db(), class, oid, 0, text)?;
             }
             _ => return Err(PgError::unsupported("COMMENT on this kind of object")),
         }

@@ -304,6 +304,8 @@ struct Changes {
     constraints: BTreeSet<Oid>,
     defaults: BTreeSet<(Oid, i16)>,
     comments: Vec<(Oid, Oid, Option<i32>)>,
+    /// Foreign-data wrappers, servers and user mappings.
+    foreign: Vec<ObjectAddress>,
 }
 
 /// deleteOneObject for each target, in order, then writes the result.
@@ -333,6 +335,10 @@ fn delete_objects(d: &Ddl, catalog: &Arc<DbCatalog>, order: &[ObjectAddress]) ->
             PG_NAMESPACE => {
                 ch.namespaces.push(o.oid);
                 ch.comments.push((PG_NAMESPACE, o.oid, None));
+            }
+            foreign::PG_FOREIGN_DATA_WRAPPER | foreign::PG_FOREIGN_SERVER | foreign::PG_USER_MAPPING => {
+                ch.foreign.push(o);
+                ch.comments.push((o.class, o.oid, None));
             }
             _ => return Err(PgError::internal(format!("cannot delete objects of class {}", o.class))),
         }
@@ -442,6 +448,9 @@ fn delete_objects(d: &Ddl, catalog: &Arc<DbCatalog>, order: &[ObjectAddress]) ->
         let Some(ns) = catalog.namespaces.get(&nsp) else { continue };
         txn.delete(&store::namespace_key(db, nsp))?;
         store::release_name(txn, db, 0, &ns.name)?;
+    }
+    for o in &ch.foreign {
+        foreign::delete(txn, db, o.class, o.oid)?;
     }
     // DeleteComments: of the object and, for a whole object, its parts.
     for &(class, obj, sub) in &ch.comments {
