@@ -220,7 +220,6 @@ pub(super) fn is_user_mapping_options(cx: &SysCx, out: &mut Vec<SysRow>) -> PgRe
 /// (aclexplode over each ACL, the owner's default when none is stored).
 fn usage_grants(cx: &SysCx, enabled_only: bool, out: &mut Vec<SysRow>) {
     let who = me(cx);
-    let enabled = cx.cluster.role_by_name(cx.user).map(|r| cx.cluster.roles_of(r.oid, false, Some(cx.database))).unwrap_or_default();
     let mut objects: Vec<(&str, &str, Oid, Vec<acl::AclItem>)> = Vec::new();
     for w in cx.catalog.foreign.wrappers.values() {
         objects.push(("FOREIGN DATA WRAPPER", &w.name, w.owner, usage_acl(&w.acl, w.owner)));
@@ -239,8 +238,9 @@ fn usage_grants(cx: &SysCx, enabled_only: bool, out: &mut Vec<SysRow>) {
                     None => continue,
                 }
             };
+            // enabled_roles is pg_has_role(role, 'USAGE'): every role for a superuser.
             let visible = if enabled_only {
-                enabled.contains(&item.grantor) || (item.grantee != acl::PUBLIC && enabled.contains(&item.grantee))
+                who.holds(item.grantor) || (item.grantee != acl::PUBLIC && who.holds(item.grantee))
             } else {
                 who.holds(item.grantor) || (item.grantee != acl::PUBLIC && who.holds(item.grantee)) || item.grantee == acl::PUBLIC
             };
