@@ -223,8 +223,12 @@ fn relation_dependencies(cat: &DbCatalog, rel: &Relation, out: &mut Vec<Dependen
     if rel.kind != RelKind::Index {
         push(me, ObjectAddress::namespace(rel.namespace), DepType::Normal);
     }
+    // CreateForeignTable: a foreign table depends on its server.
+    if let Some(f) = &rel.foreign {
+        push(me, ObjectAddress::new(super::foreign::PG_FOREIGN_SERVER, f.server, 0), DepType::Normal);
+    }
     match rel.kind {
-        RelKind::Table => {
+        RelKind::Table | RelKind::ForeignTable => {
             // StoreCatalogInheritance: a child depends on each parent.
             for &parent in &rel.inherits {
                 push(me, ObjectAddress::relation(parent), DepType::Normal);

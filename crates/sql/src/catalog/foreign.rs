@@ -154,3 +154,17 @@ pub fn load(txn: &tusk_storage::Txn, db: Oid) -> PgResult<ForeignCatalog> {
     }
     Ok(out)
 }
+
+/// What reading or writing a foreign table answers: PostgreSQL asks the
+/// wrapper's handler for its routines (GetFdwRoutineByRelId), and a wrapper
+/// without one cannot scan; Tusk runs no handler at all.
+pub fn scan_error(cat: &super::DbCatalog, rel: &super::Relation) -> tusk_types::PgError {
+    use tusk_types::{sqlstate, PgError};
+    let fdw = rel.foreign.as_ref().and_then(|f| cat.foreign.servers.get(&f.server)).and_then(|s| cat.foreign.wrappers.get(&s.fdw));
+    match fdw {
+        Some(w) if w.handler == 0 => {
+            PgError::new(sqlstate::OBJECT_NOT_IN_PREREQUISITE_STATE, format!("foreign-data wrapper \"{}\" has no handler", w.name))
+        }
+        _ => PgError::unsupported("foreign-data wrapper handlers"),
+    }
+}

@@ -151,6 +151,9 @@ pub enum RelKind {
     Index,
     Sequence,
     View,
+    /// A foreign table: columns and constraints in the catalog, rows behind
+    /// a foreign server (`Relation::foreign`).
+    ForeignTable,
 }
 
 impl RelKind {
@@ -161,6 +164,7 @@ impl RelKind {
             RelKind::Index => 'i',
             RelKind::Sequence => 'S',
             RelKind::View => 'v',
+            RelKind::ForeignTable => 'f',
         }
     }
 
@@ -171,6 +175,7 @@ impl RelKind {
             RelKind::Index => "index",
             RelKind::Sequence => "sequence",
             RelKind::View => "view",
+            RelKind::ForeignTable => "foreign table",
         }
     }
 }
@@ -420,6 +425,9 @@ pub struct Relation {
     /// Table flags ALTER TABLE sets that no query reads yet.
     #[serde(default)]
     pub flags: TableFlags,
+    /// A foreign table's server and options (pg_foreign_table).
+    #[serde(default)]
+    pub foreign: Option<ForeignTableInfo>,
     /// Indexes on this table; derived when the catalog is loaded, not stored.
     #[serde(skip)]
     pub indexes: Vec<Oid>,
@@ -450,6 +458,15 @@ impl Relation {
     pub fn primary_key(&self) -> Option<&Constraint> {
         self.constraints.iter().find(|c| c.kind == ConstraintKind::PrimaryKey)
     }
+}
+
+/// pg_foreign_table: the server a foreign table's rows are behind, its
+/// generic options, and each column's (attfdwoptions, by attnum - 1).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct ForeignTableInfo {
+    pub server: Oid,
+    pub options: Option<Vec<String>>,
+    pub column_options: Vec<Option<Vec<String>>>,
 }
 
 /// pg_class columns that ALTER TABLE sets: REPLICA IDENTITY, ROW LEVEL

@@ -257,6 +257,7 @@ fn new_relation(oid: Oid, name: &str, namespace: Oid, kind: RelKind, persistence
         options: Vec::new(),
         acl: None,
         flags: Default::default(),
+        foreign: None,
         indexes: Vec::new(),
         inherits: Vec::new(),
         children: Vec::new(),
@@ -1705,9 +1706,10 @@ pub fn drop(s: &mut SqlSession, stmt: &pb::DropStmt, sql: &str) -> PgResult<()> 
     let mut targets: Vec<depend::ObjectAddress> = Vec::new();
     match kind {
         // TABLE, INDEX, VIEW, SEQUENCE
-        42 | 21 | 52 | 38 => {
+        k if k == 42 || k == 21 || k == 52 || k == 38 || k == pb::ObjectType::ObjectForeignTable as i32 => {
             let (want, noun) = match kind {
                 42 => (RelKind::Table, "table"),
+                k if k == pb::ObjectType::ObjectForeignTable as i32 => (RelKind::ForeignTable, "foreign table"),
                 21 => (RelKind::Index, "index"),
                 52 => (RelKind::View, "view"),
                 _ => (RelKind::Sequence, "sequence"),
@@ -1747,6 +1749,7 @@ pub fn drop(s: &mut SqlSession, stmt: &pb::DropStmt, sql: &str) -> PgResult<()> 
                         RelKind::Index => "DROP INDEX",
                         RelKind::View => "DROP VIEW",
                         RelKind::Sequence => "DROP SEQUENCE",
+                        RelKind::ForeignTable => "DROP FOREIGN TABLE",
                     };
                     return Err(PgError::new(sqlstate::WRONG_OBJECT_TYPE, format!("\"{}\" is not {}", rel.name, with_article(noun)))
                         .with_hint(format!("Use {hint} to remove {}.", with_article(rel.kind.noun()))));

@@ -678,3 +678,76 @@ pub fn no_handler(fdw: &ForeignDataWrapper) -> PgError {
         PgError::unsupported("foreign-data wrapper handlers")
     }
 }
+
+// ---------------------------------------------------------------- foreign tables
+
+/// transformCreateStmt's refusals for a foreign table: no primary key,
+/// unique, exclusion or foreign key constraints (there is no index to
+/// enforce them with, nor rows to check).
+fn check_foreign_table_constraint(c: &pb::Constraint) -> PgResult<()> {
+    use pb::ConstrType as C;
+    let what = match C::from_i32(c.contype) {
+        Some(C::ConstrPrimary) => "primary key",
+        Some(C::ConstrUnique) => "unique",
+        Some(C::ConstrExclusion) => "exclusion",
+        Some(C::ConstrForeign) => "foreign key",
+        _ => return Ok(()),
+    };
+    Err(PgError::new(sqlstate::FEATURE_NOT_SUPPORTED, format!("{what} constraints are not supported on foreign tables"))
+        .with_position(crate::analyzer::pos(c.location)))
+}
+
+/// CREATE FOREIGN TABLE: the table's catalog rows as CREATE TABLE makes
+/// them, then its server and options (pg_foreign_table) and its columns'
+/// options (attfdwoptions).
+pub fn create_foreign_table(s: &mut SqlSession, stmt: &pb::CreateForeignTableStmt, sql: &str) -> PgResult<()> {
+    let base = stmt.base_stmt.as_ref().ok_or_else(|| PgError::internal("CREATE FOREIGN TABLE without table"))?;
+    if base.partbound.is_some() {
+        return Err(PgError::unsupported("declarative partitioning"));
+    }
+    for elt in &base.table_elts {
+        match &elt.node {
+            Some(NodeEnum::ColumnDef(cd)) => {
+                for c in &cd.constraints {
+                    if let Some(NodeEnum::Constraint(c)) = &c.node {
+                        check_foreign_table_constraint(c)?;
+                    }
+                }
+            }
+            Some(NodeEnum::Constraint(c)) => check_foreign_table_constraint(c)?,
+            _ => {}
+        }
+    }
+    let rv = base.relation.as_ref().ok_or_else(|| PgError::internal("CREATE FOREIGN TABLE without name"))?;
+    if base.if_not_exists && super::ddl::table_name_taken(s, rv, sql)? {
+        return super::table_like::create_table(s, base, sql);
+    }
+    super::table_like::create_table(s, base, sql)?;
+    let catalog = s.catalog()?;
+    let rel = {
+        let settings = s.settings.borrow();
+        s.analyzer(&catalog, &settings, &[], sql).range_var_relation(rv)?
+    };
+    let srv = server_named(&catalog.foreign, &stmt.servername)?;
+    let me = current_grantee(s);
+    if !has_usage(&me, &srv.acl, srv.owner) {
+        return Err(denied(format!("permission denied for foreign server {}", srv.name)));
+    }
+    let validator = catalog.foreign.wrappers.get(&srv.fdw).map_or(0, |w| w.validator);
+    let options = transform_options(PG_FOREIGN_TABLE, &None, &stmt.options, validator)?;
+    let mut column_options = vec![None; rel.columns.len()];
+    for elt in &base.table_elts {
+        let Some(NodeEnum::ColumnDef(cd)) = &elt.node else { continue };
+        if cd.fdwoptions.is_empty() {
+            continue;
+        }
+        if let Some((attnum, _)) = rel.column_by_name(&cd.colname) {
+            column_options[attnum as usize - 1] = transform_options(1249, &None, &cd.fdwoptions, validator)?;
+        }
+    }
+    let mut r = (*rel).clone();
+    r.kind = crate::catalog::RelKind::ForeignTable;
+    r.foreign = Some(crate::catalog::ForeignTableInfo { server: srv.oid, options, column_options });
+    store::put_relation(s.txn()?, s.db, &r)?;
+    s.reload_txn_catalog()
+}

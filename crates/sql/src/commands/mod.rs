@@ -140,6 +140,7 @@ pub(crate) fn execute_ddl_node(s: &mut SqlSession, node: &NodeEnum, sql: &str) -
                 38 => "DROP SEQUENCE",
                 37 => "DROP SCHEMA",
                 x if x == pb::ObjectType::ObjectFdw as i32 => "DROP FOREIGN DATA WRAPPER",
+                x if x == pb::ObjectType::ObjectForeignTable as i32 => "DROP FOREIGN TABLE",
                 x if x == pb::ObjectType::ObjectForeignServer as i32 => "DROP SERVER",
                 _ => "DROP",
             })
@@ -306,6 +307,10 @@ pub(crate) fn execute_ddl_node(s: &mut SqlSession, node: &NodeEnum, sql: &str) -
         NodeEnum::DropUserMappingStmt(d) => {
             foreign::drop_user_mapping(s, d)?;
             UtilityResult::tag("DROP USER MAPPING")
+        }
+        NodeEnum::CreateForeignTableStmt(c) => {
+            foreign::create_foreign_table(s, c, sql)?;
+            UtilityResult::tag("CREATE FOREIGN TABLE")
         }
         NodeEnum::ImportForeignSchemaStmt(i) => {
             foreign::import_foreign_schema(s, i)?;

@@ -272,3 +272,60 @@ pub(super) fn is_role_usage_grants(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResul
     usage_grants(cx, true, out);
     Ok(())
 }
+
+// ---------------------------------------------------------------- foreign tables
+
+pub(super) fn pg_foreign_table(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
+    let mut rels: Vec<&Arc<Relation>> = cx.catalog.relations.values().filter(|r| r.foreign.is_some()).collect();
+    rels.sort_by_key(|r| r.oid);
+    for r in rels {
+        let f = r.foreign.as_ref().expect("filtered");
+        out.push(vec![("ftrelid", oidv(r.oid)), ("ftserver", oidv(f.server)), ("ftoptions", options(&f.options))]);
+    }
+    Ok(())
+}
+
+/// _pg_foreign_tables: the foreign tables the role owns (through its
+/// roles) or holds a table privilege on.
+fn visible_foreign_tables<'a>(cx: &'a SysCx) -> Vec<(&'a Arc<Relation>, &'a ForeignServer)> {
+    let who = me(cx);
+    let mut rels: Vec<&Arc<Relation>> = cx.catalog.relations.values().filter(|r| r.foreign.is_some()).collect();
+    rels.sort_by_key(|r| r.oid);
+    rels.into_iter()
+        .filter_map(|r| {
+            let srv = cx.catalog.foreign.servers.get(&r.foreign.as_ref()?.server)?;
+            let acl = crate::commands::grant::relation_acl(r);
+            let sees = who.holds(r.owner) || acl::relation_mask(&acl, &who, u32::MAX) != 0;
+            sees.then_some((r, srv))
+        })
+        .collect()
+}
+
+pub(super) fn is_foreign_tables(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
+    for (r, srv) in visible_foreign_tables(cx) {
+        out.push(vec![
+            ("foreign_table_catalog", name(cx.database_name)),
+            ("foreign_table_schema", name(cx.catalog.namespace_name(r.namespace))),
+            ("foreign_table_name", name(&r.name)),
+            ("foreign_server_catalog", name(cx.database_name)),
+            ("foreign_server_name", name(&srv.name)),
+        ]);
+    }
+    Ok(())
+}
+
+pub(super) fn is_foreign_table_options(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
+    for (r, _) in visible_foreign_tables(cx) {
+        for item in r.foreign.as_ref().and_then(|f| f.options.as_ref()).into_iter().flatten() {
+            let (n, v) = split(item);
+            out.push(vec![
+                ("foreign_table_catalog", name(cx.database_name)),
+                ("foreign_table_schema", name(cx.catalog.namespace_name(r.namespace))),
+                ("foreign_table_name", name(&r.name)),
+                ("option_name", n),
+                ("option_value", v),
+            ]);
+        }
+    }
+    Ok(())
+}
