@@ -2225,7 +2225,9 @@ fn change_owner(d: &Ddl, rel: &Arc<Relation>, c: &pb::AlterTableCmd) -> PgResult
 /// with the column converted, and rebuilds the indexes, as PostgreSQL's
 /// table rewrite does (ATRewriteTable). The old storage goes at commit.
 fn alter_column_type(d: &Ddl, rel: &Arc<Relation>, c: &pb::AlterTableCmd) -> PgResult<()> {
-    if rel.kind != RelKind::Table {
+    // A foreign table has no rows here to convert with USING (ATPrepAlterColumnType).
+    let using = matches!(c.def.as_deref().and_then(|n| n.node.as_ref()), Some(NodeEnum::ColumnDef(cd)) if cd.raw_default.is_some());
+    if rel.kind != RelKind::Table && !(rel.kind == RelKind::ForeignTable && !using) {
         return Err(PgError::new(sqlstate::WRONG_OBJECT_TYPE, format!("\"{}\" is not a table", rel.name)));
     }
     let Some(NodeEnum::ColumnDef(cd)) = c.def.as_deref().and_then(|n| n.node.as_ref()) else {
@@ -2373,13 +2375,16 @@ fn column_index(rel: &Relation, name: &str) -> PgResult<usize> {
 pub(crate) fn alter_table_cmd(d: &Ddl, rel: &Arc<Relation>, c: &pb::AlterTableCmd, objtype: i32) -> PgResult<()> {
     let _ = objtype;
     let mut t = (**rel).clone();
+    if rel.kind == RelKind::ForeignTable {
+        super::foreign::check_foreign_table_cmd(rel, c)?;
+    }
     match c.subtype {
         // ADD COLUMN
         1 | 2 => {
             let Some(NodeEnum::ColumnDef(cd)) = c.def.as_deref().and_then(|n| n.node.as_ref()) else {
                 return Err(PgError::internal("ADD COLUMN without definition"));
             };
-            if rel.kind != RelKind::Table {
+            if !matches!(rel.kind, RelKind::Table | RelKind::ForeignTable) {
                 return Err(PgError::new(sqlstate::WRONG_OBJECT_TYPE, format!("\"{}\" is not a table", rel.name)));
             }
             if t.column_by_name(&cd.colname).is_some() {
@@ -2434,6 +2439,7 @@ pub(crate) fn alter_table_cmd(d: &Ddl, rel: &Arc<Relation>, c: &pb::AlterTableCm
                 return Err(PgError::unsupported("adding serial columns to existing tables"));
             }
             t.columns.push(col);
+            super::foreign::add_column_options(d, &mut t, idx, cd)?;
             if let Some(def) = &raw_default {
                 let text = deparse_expr(def)?;
                 check_default(d, &t, idx, &text)?;
@@ -2662,6 +2668,11 @@ pub(crate) fn alter_table_cmd(d: &Ddl, rel: &Arc<Relation>, c: &pb::AlterTableCm
             if let Some(r) = restart {
                 d.s.restart_sequence(seq.oid, &info, r.unwrap_or(info.start))?;
             }
+        }
+        // ALTER COLUMN ... OPTIONS, OPTIONS (of a foreign table)
+        31 | 64 => {
+            super::foreign::alter_generic_options(d, &mut t, c)?;
+            d.put(&t)?;
         }
         _ => return Err(PgError::unsupported("this ALTER TABLE subcommand")),
     }

@@ -751,3 +751,74 @@ pub fn create_foreign_table(s: &mut SqlSession, stmt: &pb::CreateForeignTableStm
     store::put_relation(s.txn()?, s.db, &r)?;
     s.reload_txn_catalog()
 }
+
+/// ALTER (FOREIGN) TABLE subcommands a foreign table refuses as
+/// PostgreSQL does: key constraints.
+pub(crate) fn check_foreign_table_cmd(_rel: &crate::catalog::Relation, c: &pb::AlterTableCmd) -> PgResult<()> {
+    if c.subtype == pb::AlterTableType::AtAddConstraint as i32 || c.subtype == pb::AlterTableType::AtAddColumn as i32 {
+        match c.def.as_deref().and_then(|n| n.node.as_ref()) {
+            Some(NodeEnum::Constraint(con)) => check_foreign_table_constraint(con)?,
+            Some(NodeEnum::ColumnDef(cd)) => {
+                for n in &cd.constraints {
+                    if let Some(NodeEnum::Constraint(con)) = &n.node {
+                        check_foreign_table_constraint(con)?;
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// The validator of the wrapper behind a foreign table's server.
+fn table_validator(d: &Ddl, t: &crate::catalog::Relation) -> Oid {
+    let cat = &d.catalog.foreign;
+    t.foreign.as_ref().and_then(|f| cat.servers.get(&f.server)).and_then(|s| cat.wrappers.get(&s.fdw)).map_or(0, |w| w.validator)
+}
+
+/// ADD COLUMN ... OPTIONS (...) of a foreign table: the new column's options.
+pub(crate) fn add_column_options(d: &Ddl, t: &mut crate::catalog::Relation, idx: usize, cd: &pb::ColumnDef) -> PgResult<()> {
+    if cd.fdwoptions.is_empty() || t.foreign.is_none() {
+        return Ok(());
+    }
+    let options = transform_options(1249, &None, &cd.fdwoptions, table_validator(d, t))?;
+    let f = t.foreign.as_mut().expect("checked");
+    if f.column_options.len() <= idx {
+        f.column_options.resize(idx + 1, None);
+    }
+    f.column_options[idx] = options;
+    Ok(())
+}
+
+/// ALTER FOREIGN TABLE ... OPTIONS (...) and ALTER COLUMN c OPTIONS (...).
+pub(crate) fn alter_generic_options(d: &Ddl, t: &mut crate::catalog::Relation, c: &pb::AlterTableCmd) -> PgResult<()> {
+    let validator = table_validator(d, t);
+    let Some(NodeEnum::List(list)) = c.def.as_deref().and_then(|n| n.node.as_ref()) else {
+        return Err(PgError::internal("OPTIONS without a list"));
+    };
+    let name = t.name.clone();
+    let ncols = t.columns.len();
+    let column = if c.subtype == pb::AlterTableType::AtAlterColumnGenericOptions as i32 {
+        if crate::expr::SystemColumn::ALL.iter().any(|sc| sc.name() == c.name) {
+            return Err(PgError::new(sqlstate::FEATURE_NOT_SUPPORTED, format!("cannot alter system column \"{}\"", c.name)));
+        }
+        let (attnum, _) = t.column_by_name(&c.name).ok_or_else(|| {
+            PgError::new(sqlstate::UNDEFINED_COLUMN, format!("column \"{}\" of relation \"{name}\" does not exist", c.name))
+        })?;
+        Some(attnum as usize - 1)
+    } else {
+        None
+    };
+    let f = t.foreign.as_mut().ok_or_else(|| PgError::new(sqlstate::WRONG_OBJECT_TYPE, format!("\"{name}\" is not a foreign table")))?;
+    match column {
+        Some(i) => {
+            if f.column_options.len() < ncols {
+                f.column_options.resize(ncols, None);
+            }
+            f.column_options[i] = transform_options(1249, &f.column_options[i], &list.items, validator)?;
+        }
+        None => f.options = transform_options(PG_FOREIGN_TABLE, &f.options, &list.items, validator)?,
+    }
+    Ok(())
+}

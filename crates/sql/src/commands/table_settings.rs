@@ -59,10 +59,12 @@ pub(crate) fn handles(subtype: i32) -> bool {
 fn allowed_kinds(t: T) -> (&'static [RelKind], &'static str) {
     const TABLE: &[RelKind] = &[RelKind::Table];
     const TABLE_INDEX: &[RelKind] = &[RelKind::Table, RelKind::Index];
+    const TABLE_FOREIGN: &[RelKind] = &[RelKind::Table, RelKind::ForeignTable];
+    const TABLE_INDEX_FOREIGN: &[RelKind] = &[RelKind::Table, RelKind::Index, RelKind::ForeignTable];
     match t {
         T::AtDropExpression => (TABLE, "ALTER COLUMN ... DROP EXPRESSION"),
-        T::AtSetStatistics => (TABLE_INDEX, "ALTER COLUMN ... SET STATISTICS"),
-        T::AtSetStorage => (TABLE, "ALTER COLUMN ... SET STORAGE"),
+        T::AtSetStatistics => (TABLE_INDEX_FOREIGN, "ALTER COLUMN ... SET STATISTICS"),
+        T::AtSetStorage => (TABLE_FOREIGN, "ALTER COLUMN ... SET STORAGE"),
         T::AtSetCompression => (TABLE, "ALTER COLUMN ... SET COMPRESSION"),
         T::AtAlterConstraint => (TABLE, "ALTER CONSTRAINT"),
         T::AtClusterOn => (TABLE, "CLUSTER ON"),
