@@ -116,6 +116,36 @@ DROP FOREIGN DATA WRAPPER psql_fdw_foo CASCADE;
 \des psql_fdw*
 ROLLBACK;
 \des psql_fdw*
+-- foreign tables
+CREATE FOREIGN TABLE psql_fdw_ft1 () SERVER psql_fdw_nowhere;
+CREATE FOREIGN TABLE psql_fdw_ft1 (c1 integer PRIMARY KEY) SERVER psql_fdw_s1;
+CREATE FOREIGN TABLE psql_fdw_ft1 (c1 integer, UNIQUE (c1)) SERVER psql_fdw_s1;
+CREATE FOREIGN TABLE psql_fdw_ft1 (
+    c1 integer OPTIONS ("param 1" 'val1') NOT NULL,
+    c2 text OPTIONS (param2 'val2', param3 'val3') CHECK (c2 <> ''),
+    c3 date
+) SERVER psql_fdw_s1 OPTIONS (delimiter ',', quote '"', "be quoted" 'value');
+COMMENT ON FOREIGN TABLE psql_fdw_ft1 IS 'ft1';
+COMMENT ON COLUMN psql_fdw_ft1.c1 IS 'ft1.c1';
+\d+ psql_fdw_ft1
+\det+ psql_fdw*
+SELECT * FROM psql_fdw_ft1;
+INSERT INTO psql_fdw_ft1 VALUES (1, 'x', NULL);
+CREATE INDEX psql_fdw_idx ON psql_fdw_ft1 (c1);
+DROP TABLE psql_fdw_ft1;
+ALTER FOREIGN TABLE psql_fdw_ft1 ADD COLUMN c4 integer OPTIONS (p1 'v1');
+ALTER FOREIGN TABLE psql_fdw_ft1 ADD PRIMARY KEY (c1);
+ALTER FOREIGN TABLE psql_fdw_ft1 ALTER COLUMN c4 TYPE char(10) USING '0';
+ALTER FOREIGN TABLE psql_fdw_ft1 ALTER COLUMN c4 TYPE text;
+ALTER FOREIGN TABLE psql_fdw_ft1 ALTER COLUMN xmin OPTIONS (ADD p1 'v1');
+ALTER FOREIGN TABLE psql_fdw_ft1 ALTER COLUMN c4 OPTIONS (SET p1 'V1', ADD p2 'v2');
+ALTER FOREIGN TABLE psql_fdw_ft1 OPTIONS (DROP delimiter, SET quote '~', ADD escape '@');
+ALTER FOREIGN TABLE psql_fdw_ft1 RENAME TO psql_fdw_ft2;
+SELECT ftoptions FROM pg_foreign_table WHERE ftrelid = 'psql_fdw_ft2'::regclass;
+SELECT attname, attfdwoptions FROM pg_attribute WHERE attrelid = 'psql_fdw_ft2'::regclass AND attnum > 0 ORDER BY attnum;
+SELECT * FROM information_schema.foreign_tables WHERE foreign_table_name LIKE 'psql_fdw%' ORDER BY 1, 2, 3;
+SELECT * FROM information_schema.foreign_table_options WHERE foreign_table_name LIKE 'psql_fdw%' ORDER BY 1, 2, 3, 4;
+DROP SERVER psql_fdw_s1;
 IMPORT FOREIGN SCHEMA s1 FROM SERVER psql_fdw_nowhere INTO public;
 IMPORT FOREIGN SCHEMA s1 FROM SERVER psql_fdw_s1 INTO public;
 DROP OWNED BY psql_fdw_user, psql_fdw_other;

@@ -1233,6 +1233,10 @@ pub fn create_index(s: &mut SqlSession, stmt: &pb::IndexStmt, sql: &str) -> PgRe
         let rv = stmt.relation.as_ref().ok_or_else(|| PgError::internal("CREATE INDEX without table"))?;
         let rel = d.lookup(rv)?;
         super::grant::check_relation_owner(d.s, &rel)?;
+        if rel.kind == RelKind::ForeignTable {
+            return Err(PgError::new(sqlstate::WRONG_OBJECT_TYPE, format!("cannot create index on relation \"{}\"", rel.name))
+                .with_detail("This operation is not supported for foreign tables."));
+        }
         if rel.kind != RelKind::Table {
             return Err(PgError::new(sqlstate::WRONG_OBJECT_TYPE, format!("\"{}\" is not a table", rel.name)));
         }
@@ -1988,7 +1992,7 @@ pub fn comment(s: &mut SqlSession, stmt: &pb::CommentStmt, sql: &str) -> PgResul
         };
         let txn = d.txn()?;
         match stmt.objtype {
-            42 | 52 | 21 | 38 => {
+            k if matches!(k, 42 | 52 | 21 | 38) || k == pb::ObjectType::ObjectForeignTable as i32 => {
                 let parts = names(obj);
                 let rel = d.lookup(&rv_of(&parts))?;
                 store::put_comment(txn, d.db(), 1259, rel.oid, 0, text)?;
@@ -2975,8 +2979,8 @@ pub fn rename(s: &mut SqlSession, stmt: &pb::RenameStmt, sql: &str) -> PgResult<
     {
         let d = Ddl::new(s, sql)?;
         match stmt.rename_type {
-            // TABLE, VIEW, INDEX, SEQUENCE
-            42 | 52 | 21 | 38 => {
+            // TABLE, VIEW, INDEX, SEQUENCE, FOREIGN TABLE
+            k if matches!(k, 42 | 52 | 21 | 38) || k == pb::ObjectType::ObjectForeignTable as i32 => {
                 let rv = stmt.relation.as_ref().ok_or_else(|| PgError::internal("RENAME without relation"))?;
                 let Some(rel) = d.lookup_opt(rv)? else {
                     if stmt.missing_ok {
@@ -3212,7 +3216,9 @@ fn rename_column_in_query_text(d: &Ddl, text: &str, rel: &Relation, old: &str, n
 /// its indexes and the sequences it owns.
 pub fn alter_object_schema(s: &mut SqlSession, stmt: &pb::AlterObjectSchemaStmt, sql: &str) -> PgResult<()> {
     let kind = stmt.object_type;
-    let relation_kind = [pb::ObjectType::ObjectTable, pb::ObjectType::ObjectView, pb::ObjectType::ObjectSequence].iter().any(|k| *k as i32 == kind);
+    let relation_kind = [pb::ObjectType::ObjectTable, pb::ObjectType::ObjectView, pb::ObjectType::ObjectSequence, pb::ObjectType::ObjectForeignTable]
+        .iter()
+        .any(|k| *k as i32 == kind);
     if !relation_kind {
         return Err(PgError::unsupported("ALTER ... SET SCHEMA for this kind of object"));
     }

@@ -171,6 +171,7 @@ pub(crate) fn execute_ddl_node(s: &mut SqlSession, node: &NodeEnum, sql: &str) -
             UtilityResult::tag(match a.object_type {
                 x if x == pb::ObjectType::ObjectView as i32 => "ALTER VIEW",
                 x if x == pb::ObjectType::ObjectSequence as i32 => "ALTER SEQUENCE",
+                x if x == pb::ObjectType::ObjectForeignTable as i32 => "ALTER FOREIGN TABLE",
                 _ => "ALTER TABLE",
             })
         }
