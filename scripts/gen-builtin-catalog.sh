@@ -64,9 +64,11 @@ q "select c.relname, n.nspname, c.oid, c.relkind, a.attnum, a.attname,
             'pg_event_trigger','pg_parameter_acl','pg_db_role_setting','pg_default_acl','pg_subscription','pg_subscription_rel','pg_publication_tables',
             'pg_foreign_server','pg_foreign_data_wrapper','pg_user_mapping','pg_user_mappings','pg_largeobject',
             'pg_largeobject_metadata','pg_transform','pg_statistic_ext_data','pg_conversion','pg_seclabel',
-            'pg_shseclabel','pg_opfamily','pg_amop','pg_amproc'))
+            'pg_shseclabel','pg_opfamily','pg_amop','pg_amproc','pg_shdepend'))
       or (n.nspname = 'information_schema' and c.relname in ('tables','columns','views','schemata','table_constraints',
             'key_column_usage','referential_constraints','sequences','constraint_column_usage','check_constraints',
-            'table_privileges','role_table_grants','applicable_roles','enabled_roles'))
+            'table_privileges','role_table_grants','applicable_roles','enabled_roles',
+            'foreign_data_wrappers','foreign_data_wrapper_options','foreign_servers','foreign_server_options',
+            'user_mappings','user_mapping_options','usage_privileges','role_usage_grants','foreign_tables','foreign_table_options'))
    order by n.nspname, c.relname, a.attnum" > "$out/system_columns.tsv"
 wc -l "$out"/*.tsv

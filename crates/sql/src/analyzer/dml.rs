@@ -79,6 +79,7 @@ impl<'a> Analyzer<'a> {
         }
         match rel.kind {
             RelKind::Table => {}
+            RelKind::ForeignTable => return Err(crate::catalog::foreign::scan_error(self.env.catalog, &rel)),
             RelKind::View => {
                 let t = self.view_target(&rel, rv.alias.as_ref(), dml)?;
                 return Ok((t.base_rte, t.base.clone(), Some(t)));

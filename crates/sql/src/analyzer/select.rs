@@ -355,6 +355,7 @@ impl<'a> Analyzer<'a> {
                 rte.inh = rv.inh;
                 Ok(rte)
             }
+            RelKind::ForeignTable => Err(crate::catalog::foreign::scan_error(self.env.catalog, &rel)),
             RelKind::Index => Err(PgError::new(sqlstate::WRONG_OBJECT_TYPE, format!("\"{}\" is an index", rel.name))
                 .with_position(pos(rv.location))),
         }

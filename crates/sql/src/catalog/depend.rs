@@ -167,6 +167,7 @@ impl Dependencies {
         for p in cat.publications.values() {
             publication_dependencies(cat, p, &mut rows);
         }
+        foreign_dependencies(cat, &mut rows);
         rows.retain(|d| !is_pinned(d.referenced));
         // Duplicates (a CHECK naming a column twice) are recorded once.
         let mut seen = std::collections::HashSet::new();
@@ -229,8 +230,12 @@ fn relation_dependencies(cat: &DbCatalog, rel: &Relation, out: &mut Vec<Dependen
     if rel.kind != RelKind::Index {
         push(me, ObjectAddress::namespace(rel.namespace), DepType::Normal);
     }
+    // CreateForeignTable: a foreign table depends on its server.
+    if let Some(f) = &rel.foreign {
+        push(me, ObjectAddress::new(super::foreign::PG_FOREIGN_SERVER, f.server, 0), DepType::Normal);
+    }
     match rel.kind {
-        RelKind::Table => {
+        RelKind::Table | RelKind::ForeignTable => {
             // StoreCatalogInheritance: a child depends on each parent.
             for &parent in &rel.inherits {
                 push(me, ObjectAddress::relation(parent), DepType::Normal);
@@ -374,6 +379,26 @@ pub fn publication_member(cat: &DbCatalog, class: Oid, oid: Oid) -> Option<(&Pub
         PG_PUBLICATION_REL => p.tables.iter().find(|t| t.oid == oid).map(|t| (p, t.relid)),
         _ => p.schemas.iter().find(|n| n.oid == oid).map(|n| (p, n.nspid)),
     })
+}
+
+/// A server depends on its wrapper, a user mapping on its server
+/// (CreateForeignServer, CreateUserMapping record them as normal).
+fn foreign_dependencies(cat: &DbCatalog, out: &mut Vec<Dependency>) {
+    use super::foreign::*;
+    for srv in cat.foreign.servers.values() {
+        out.push(Dependency {
+            object: ObjectAddress::new(PG_FOREIGN_SERVER, srv.oid, 0),
+            referenced: ObjectAddress::new(PG_FOREIGN_DATA_WRAPPER, srv.fdw, 0),
+            deptype: DepType::Normal,
+        });
+    }
+    for m in cat.foreign.user_mappings.values() {
+        out.push(Dependency {
+            object: ObjectAddress::new(PG_USER_MAPPING, m.oid, 0),
+            referenced: ObjectAddress::new(PG_FOREIGN_SERVER, m.server, 0),
+            deptype: DepType::Normal,
+        });
+    }
 }
 
 /// Attribute numbers of `rel`'s columns an expression (stored as SQL text,
@@ -526,6 +551,17 @@ pub fn shared_dependencies_of_database(cat: &DbCatalog) -> Vec<SharedDependency>
     for p in cat.publications.values() {
         push(ObjectAddress::new(PG_PUBLICATION, p.oid, 0), p.owner, None);
     }
+    use super::foreign::*;
+    for w in cat.foreign.wrappers.values() {
+        push(ObjectAddress::new(PG_FOREIGN_DATA_WRAPPER, w.oid, 0), w.owner, w.acl.as_deref());
+    }
+    for srv in cat.foreign.servers.values() {
+        push(ObjectAddress::new(PG_FOREIGN_SERVER, srv.oid, 0), srv.owner, srv.acl.as_deref());
+    }
+    // A user mapping's role is recorded as its owner (recordDependencyOnOwner).
+    for m in cat.foreign.user_mappings.values().filter(|m| m.user != acl::PUBLIC) {
+        push(ObjectAddress::new(PG_USER_MAPPING, m.oid, 0), m.user, None);
+    }
     out
 }
 
@@ -586,6 +622,14 @@ pub fn describe(cat: &DbCatalog, cluster: Option<&ClusterCatalog>, obj: ObjectAd
             Some(format!("publication of schema {} in publication {}", cat.namespaces.get(&nsp)?.name, p.name))
         }
         PG_SUBSCRIPTION => cat.subscriptions.get(&obj.oid).map(|s| format!("subscription {}", s.name)),
+        super::foreign::PG_FOREIGN_DATA_WRAPPER => cat.foreign.wrappers.get(&obj.oid).map(|w| format!("foreign-data wrapper {}", w.name)),
+        super::foreign::PG_FOREIGN_SERVER => cat.foreign.servers.get(&obj.oid).map(|s| format!("server {}", s.name)),
+        super::foreign::PG_USER_MAPPING => {
+            let m = cat.foreign.user_mappings.get(&obj.oid)?;
+            let user = if m.user == acl::PUBLIC { "public".to_string() } else { cluster?.role_name(m.user) };
+            let srv = cat.foreign.servers.get(&m.server)?;
+            Some(format!("user mapping for {user} on server {}", srv.name))
+        }
         PG_AUTHID => cluster.and_then(|c| c.roles.get(&obj.oid)).map(|r| format!("role {}", r.name)),
         PG_DATABASE => cluster.and_then(|c| c.databases.get(&obj.oid)).map(|d| format!("database {}", d.name)),
         _ => None,

@@ -13,6 +13,7 @@ pub mod acl;
 pub mod builtin;
 pub mod depend;
 pub mod publish;
+pub mod foreign;
 pub mod store;
 pub mod system;
 
@@ -151,6 +152,9 @@ pub enum RelKind {
     Index,
     Sequence,
     View,
+    /// A foreign table: columns and constraints in the catalog, rows behind
+    /// a foreign server (`Relation::foreign`).
+    ForeignTable,
 }
 
 impl RelKind {
@@ -161,6 +165,7 @@ impl RelKind {
             RelKind::Index => 'i',
             RelKind::Sequence => 'S',
             RelKind::View => 'v',
+            RelKind::ForeignTable => 'f',
         }
     }
 
@@ -171,6 +176,7 @@ impl RelKind {
             RelKind::Index => "index",
             RelKind::Sequence => "sequence",
             RelKind::View => "view",
+            RelKind::ForeignTable => "foreign table",
         }
     }
 }
@@ -442,6 +448,9 @@ pub struct Relation {
     /// Table flags ALTER TABLE sets that no query reads yet.
     #[serde(default)]
     pub flags: TableFlags,
+    /// A foreign table's server and options (pg_foreign_table).
+    #[serde(default)]
+    pub foreign: Option<ForeignTableInfo>,
     /// Indexes on this table; derived when the catalog is loaded, not stored.
     #[serde(skip)]
     pub indexes: Vec<Oid>,
@@ -472,6 +481,15 @@ impl Relation {
     pub fn primary_key(&self) -> Option<&Constraint> {
         self.constraints.iter().find(|c| c.kind == ConstraintKind::PrimaryKey)
     }
+}
+
+/// pg_foreign_table: the server a foreign table's rows are behind, its
+/// generic options, and each column's (attfdwoptions, by attnum - 1).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct ForeignTableInfo {
+    pub server: Oid,
+    pub options: Option<Vec<String>>,
+    pub column_options: Vec<Option<Vec<String>>>,
 }
 
 /// pg_class columns that ALTER TABLE sets: REPLICA IDENTITY, ROW LEVEL
@@ -581,6 +599,8 @@ pub struct DbCatalog {
     pub publications: BTreeMap<Oid, Publication>,
     /// pg_subscription rows of this database, by OID.
     pub subscriptions: BTreeMap<Oid, Subscription>,
+    /// Foreign-data wrappers, servers and user mappings.
+    pub foreign: foreign::ForeignCatalog,
     /// pg_depend, derived from the rest when first asked for (the catalog
     /// never changes once built; see `depend`).
     dependencies: std::sync::OnceLock<Arc<depend::Dependencies>>,

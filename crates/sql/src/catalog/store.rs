@@ -40,7 +40,7 @@ pub fn encode<T: Serialize>(v: &T) -> Vec<u8> {
     serde_json::to_vec(v).expect("catalog rows always serialize")
 }
 
-fn decode<T: DeserializeOwned>(bytes: &[u8]) -> PgResult<T> {
+pub(crate) fn decode<T: DeserializeOwned>(bytes: &[u8]) -> PgResult<T> {
     serde_json::from_slice(bytes)
         .map_err(|e| PgError::new(sqlstate::DATA_CORRUPTED, format!("invalid catalog row: {e}")))
 }
@@ -231,6 +231,7 @@ pub fn load_database(txn: &Txn, db: Oid) -> PgResult<DbCatalog> {
         let sub: Subscription = decode(&v)?;
         cat.subscriptions.insert(sub.oid, sub);
     }
+    cat.foreign = foreign::load(txn, db)?;
     Ok(cat)
 }
 
@@ -364,6 +365,9 @@ pub fn delete_database_rows(txn: &Txn, db: Oid) -> PgResult<Vec<u32>> {
             }
             txn.delete(&k)?;
         }
+    }
+    for (k, _) in scan_prefix(txn, &foreign::database_prefix(db))? {
+        txn.delete(&k)?;
     }
     put_comment(txn, SHARED_COMMENTS_DB, 1262, db, 0, None)?;
     txn.delete(&database_key(db))?;

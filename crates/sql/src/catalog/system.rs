@@ -18,6 +18,8 @@ use super::builtin::builtins;
 use super::*;
 use crate::settings::{self, Settings};
 
+mod sql_med;
+
 /// What generators read.
 pub struct SysCx<'a> {
     pub catalog: &'a DbCatalog,
@@ -113,6 +115,7 @@ fn registry() -> &'static Registry {
                 options: Vec::new(),
                 acl: Some(system_table_acl(&name)),
                 flags: Default::default(),
+                foreign: None,
                 indexes: Vec::new(),
                 toast: None,
                 inherits: Vec::new(),
@@ -379,6 +382,21 @@ fn generators() -> Vec<(&'static str, Generator)> {
         ("referential_constraints", is_referential_constraints),
         ("sequences", is_sequences),
         ("check_constraints", is_check_constraints),
+        ("pg_foreign_data_wrapper", sql_med::pg_foreign_data_wrapper),
+        ("pg_foreign_table", sql_med::pg_foreign_table),
+        ("foreign_tables", sql_med::is_foreign_tables),
+        ("foreign_table_options", sql_med::is_foreign_table_options),
+        ("pg_foreign_server", sql_med::pg_foreign_server),
+        ("pg_user_mapping", sql_med::pg_user_mapping),
+        ("pg_user_mappings", sql_med::pg_user_mappings),
+        ("foreign_data_wrappers", sql_med::is_foreign_data_wrappers),
+        ("foreign_data_wrapper_options", sql_med::is_foreign_data_wrapper_options),
+        ("foreign_servers", sql_med::is_foreign_servers),
+        ("foreign_server_options", sql_med::is_foreign_server_options),
+        ("user_mappings", sql_med::is_user_mappings),
+        ("user_mapping_options", sql_med::is_user_mapping_options),
+        ("usage_privileges", sql_med::is_usage_privileges),
+        ("role_usage_grants", sql_med::is_role_usage_grants),
     ]
 }
 
@@ -562,10 +580,11 @@ fn attribute_rows(r: &Relation, relkind: char, out: &mut Vec<SysRow>) {
             ("attislocal", b(c.is_local)),
             ("attinhcount", Datum::Int4(c.inhcount)),
             ("attcollation", oidv(c.collation)),
+            ("attfdwoptions", r.foreign.as_ref().and_then(|f| f.column_options.get(i).cloned().flatten()).map_or(Datum::Null, |o| text_array(&o))),
         ]);
     }
-    // Tables and sequences have PostgreSQL's system columns too.
-    if matches!(relkind, 'r' | 'S') {
+    // Tables, sequences and foreign tables have PostgreSQL's system columns too.
+    if matches!(relkind, 'r' | 'S' | 'f') {
         for sc in crate::expr::SystemColumn::ALL {
             let ty = sc.ty().oid;
             let t = builtins().type_info(ty);

@@ -387,6 +387,7 @@ fn check_copyable(rel: &Relation, is_from: bool) -> PgResult<()> {
         RelKind::View => "view",
         RelKind::Sequence => "sequence",
         RelKind::Index => "non-table relation",
+        RelKind::ForeignTable => "foreign table",
     };
     let mut e = PgError::new(sqlstate::WRONG_OBJECT_TYPE, format!("cannot copy {verb} {what} \"{}\"", rel.name));
     if rel.kind == RelKind::View {

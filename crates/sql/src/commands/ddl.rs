@@ -305,6 +305,7 @@ fn new_relation(oid: Oid, name: &str, namespace: Oid, kind: RelKind, persistence
         options: Vec::new(),
         acl: None,
         flags: Default::default(),
+        foreign: None,
         indexes: Vec::new(),
         toast: None,
         inherits: Vec::new(),
@@ -1299,6 +1300,10 @@ pub fn create_index(s: &mut SqlSession, stmt: &pb::IndexStmt, sql: &str) -> PgRe
         let rv = stmt.relation.as_ref().ok_or_else(|| PgError::internal("CREATE INDEX without table"))?;
         let rel = d.lookup(rv)?;
         super::grant::check_relation_owner(d.s, &rel)?;
+        if rel.kind == RelKind::ForeignTable {
+            return Err(PgError::new(sqlstate::WRONG_OBJECT_TYPE, format!("cannot create index on relation \"{}\"", rel.name))
+                .with_detail("This operation is not supported for foreign tables."));
+        }
         if rel.kind != RelKind::Table {
             return Err(PgError::new(sqlstate::WRONG_OBJECT_TYPE, format!("\"{}\" is not a table", rel.name)));
         }
@@ -1831,9 +1836,10 @@ pub fn drop(s: &mut SqlSession, stmt: &pb::DropStmt, sql: &str) -> PgResult<()> 
     let mut targets: Vec<depend::ObjectAddress> = Vec::new();
     match kind {
         // TABLE, INDEX, VIEW, SEQUENCE
-        42 | 21 | 52 | 38 => {
+        k if k == 42 || k == 21 || k == 52 || k == 38 || k == pb::ObjectType::ObjectForeignTable as i32 => {
             let (want, noun) = match kind {
                 42 => (RelKind::Table, "table"),
+                k if k == pb::ObjectType::ObjectForeignTable as i32 => (RelKind::ForeignTable, "foreign table"),
                 21 => (RelKind::Index, "index"),
                 52 => (RelKind::View, "view"),
                 _ => (RelKind::Sequence, "sequence"),
@@ -1873,6 +1879,7 @@ pub fn drop(s: &mut SqlSession, stmt: &pb::DropStmt, sql: &str) -> PgResult<()> 
                         RelKind::Index => "DROP INDEX",
                         RelKind::View => "DROP VIEW",
                         RelKind::Sequence => "DROP SEQUENCE",
+                        RelKind::ForeignTable => "DROP FOREIGN TABLE",
                     };
                     return Err(PgError::new(sqlstate::WRONG_OBJECT_TYPE, format!("\"{}\" is not {}", rel.name, with_article(noun)))
                         .with_hint(format!("Use {hint} to remove {}.", with_article(rel.kind.noun()))));
@@ -1932,6 +1939,9 @@ pub fn drop(s: &mut SqlSession, stmt: &pb::DropStmt, sql: &str) -> PgResult<()> 
             || k == pb::ObjectType::ObjectAggregate as i32 =>
         {
             return drop_routine(s, stmt, k);
+        }
+        k if k == pb::ObjectType::ObjectFdw as i32 || k == pb::ObjectType::ObjectForeignServer as i32 => {
+            targets = super::foreign::drop_targets(s, stmt)?;
         }
         _ => return Err(PgError::unsupported("DROP of this object type")),
     }
@@ -2108,7 +2118,7 @@ pub fn comment(s: &mut SqlSession, stmt: &pb::CommentStmt, sql: &str) -> PgResul
         };
         let txn = d.txn()?;
         match stmt.objtype {
-            42 | 52 | 21 | 38 => {
+            k if matches!(k, 42 | 52 | 21 | 38) || k == pb::ObjectType::ObjectForeignTable as i32 => {
                 let parts = names(obj);
                 let rel = d.lookup(&rv_of(&parts))?;
                 store::put_comment(txn, d.db(), 1259, rel.oid, 0, text)?;
@@ -2176,6 +2186,11 @@ pub fn comment(s: &mut SqlSession, stmt: &pb::CommentStmt, sql: &str) -> PgResul
                 let name = names(obj).first().cloned().unwrap_or_default();
                 let oid = super::subscription::comment_target(d.s, &d.catalog, &name)?;
                 store::put_comment(txn, d.db(), depend::PG_SUBSCRIPTION, oid, 0, text)?;
+            }
+            k if k == pb::ObjectType::ObjectFdw as i32 || k == pb::ObjectType::ObjectForeignServer as i32 => {
+                let name = names(obj).first().cloned().unwrap_or_default();
+                let (class, oid) = super::foreign::comment_target(d.s, k, &name)?;
+                store::put_comment(txn, d.db(), class, oid, 0, text)?;
             }
             _ => return Err(PgError::unsupported("COMMENT on this kind of object")),
         }
@@ -2350,7 +2365,9 @@ fn change_owner(d: &Ddl, rel: &Arc<Relation>, c: &pb::AlterTableCmd) -> PgResult
 /// with the column converted, and rebuilds the indexes, as PostgreSQL's
 /// table rewrite does (ATRewriteTable). The old storage goes at commit.
 fn alter_column_type(d: &Ddl, rel: &Arc<Relation>, c: &pb::AlterTableCmd) -> PgResult<()> {
-    if rel.kind != RelKind::Table {
+    // A foreign table has no rows here to convert with USING (ATPrepAlterColumnType).
+    let using = matches!(c.def.as_deref().and_then(|n| n.node.as_ref()), Some(NodeEnum::ColumnDef(cd)) if cd.raw_default.is_some());
+    if rel.kind != RelKind::Table && !(rel.kind == RelKind::ForeignTable && !using) {
         return Err(PgError::new(sqlstate::WRONG_OBJECT_TYPE, format!("\"{}\" is not a table", rel.name)));
     }
     let Some(NodeEnum::ColumnDef(cd)) = c.def.as_deref().and_then(|n| n.node.as_ref()) else {
@@ -2498,13 +2515,16 @@ fn column_index(rel: &Relation, name: &str) -> PgResult<usize> {
 pub(crate) fn alter_table_cmd(d: &Ddl, rel: &Arc<Relation>, c: &pb::AlterTableCmd, objtype: i32) -> PgResult<()> {
     let _ = objtype;
     let mut t = (**rel).clone();
+    if rel.kind == RelKind::ForeignTable {
+        super::foreign::check_foreign_table_cmd(rel, c)?;
+    }
     match c.subtype {
         // ADD COLUMN
         1 | 2 => {
             let Some(NodeEnum::ColumnDef(cd)) = c.def.as_deref().and_then(|n| n.node.as_ref()) else {
                 return Err(PgError::internal("ADD COLUMN without definition"));
             };
-            if rel.kind != RelKind::Table {
+            if !matches!(rel.kind, RelKind::Table | RelKind::ForeignTable) {
                 return Err(PgError::new(sqlstate::WRONG_OBJECT_TYPE, format!("\"{}\" is not a table", rel.name)));
             }
             if t.column_by_name(&cd.colname).is_some() {
@@ -2559,6 +2579,7 @@ pub(crate) fn alter_table_cmd(d: &Ddl, rel: &Arc<Relation>, c: &pb::AlterTableCm
                 return Err(PgError::unsupported("adding serial columns to existing tables"));
             }
             t.columns.push(col);
+            super::foreign::add_column_options(d, &mut t, idx, cd)?;
             if let Some(def) = &raw_default {
                 let text = deparse_expr(def)?;
                 check_default(d, &t, idx, &text)?;
@@ -2800,6 +2821,11 @@ pub(crate) fn alter_table_cmd(d: &Ddl, rel: &Arc<Relation>, c: &pb::AlterTableCm
             if let Some(r) = restart {
                 d.s.restart_sequence(seq.oid, &info, r.unwrap_or(info.start))?;
             }
+        }
+        // ALTER COLUMN ... OPTIONS, OPTIONS (of a foreign table)
+        31 | 64 => {
+            super::foreign::alter_generic_options(d, &mut t, c)?;
+            d.put(&t)?;
         }
         _ => return Err(PgError::unsupported("this ALTER TABLE subcommand")),
     }
@@ -3102,8 +3128,8 @@ pub fn rename(s: &mut SqlSession, stmt: &pb::RenameStmt, sql: &str) -> PgResult<
     {
         let d = Ddl::new(s, sql)?;
         match stmt.rename_type {
-            // TABLE, VIEW, INDEX, SEQUENCE
-            42 | 52 | 21 | 38 => {
+            // TABLE, VIEW, INDEX, SEQUENCE, FOREIGN TABLE
+            k if matches!(k, 42 | 52 | 21 | 38) || k == pb::ObjectType::ObjectForeignTable as i32 => {
                 let rv = stmt.relation.as_ref().ok_or_else(|| PgError::internal("RENAME without relation"))?;
                 let Some(rel) = d.lookup_opt(rv)? else {
                     if stmt.missing_ok {
@@ -3339,7 +3365,9 @@ fn rename_column_in_query_text(d: &Ddl, text: &str, rel: &Relation, old: &str, n
 /// its indexes and the sequences it owns.
 pub fn alter_object_schema(s: &mut SqlSession, stmt: &pb::AlterObjectSchemaStmt, sql: &str) -> PgResult<()> {
     let kind = stmt.object_type;
-    let relation_kind = [pb::ObjectType::ObjectTable, pb::ObjectType::ObjectView, pb::ObjectType::ObjectSequence].iter().any(|k| *k as i32 == kind);
+    let relation_kind = [pb::ObjectType::ObjectTable, pb::ObjectType::ObjectView, pb::ObjectType::ObjectSequence, pb::ObjectType::ObjectForeignTable]
+        .iter()
+        .any(|k| *k as i32 == kind);
     if !relation_kind {
         return Err(PgError::unsupported("ALTER ... SET SCHEMA for this kind of object"));
     }

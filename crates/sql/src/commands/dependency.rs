@@ -307,6 +307,8 @@ struct Changes {
     publications: BTreeSet<Oid>,
     /// pg_publication_rel and pg_publication_namespace rows, by their OIDs.
     publication_members: BTreeSet<Oid>,
+    /// Foreign-data wrappers, servers and user mappings.
+    foreign: Vec<ObjectAddress>,
 }
 
 /// deleteOneObject for each target, in order, then writes the result.
@@ -343,6 +345,10 @@ fn delete_objects(d: &Ddl, catalog: &Arc<DbCatalog>, order: &[ObjectAddress]) ->
             }
             PG_PUBLICATION_REL | PG_PUBLICATION_NAMESPACE => {
                 ch.publication_members.insert(o.oid);
+            }
+            foreign::PG_FOREIGN_DATA_WRAPPER | foreign::PG_FOREIGN_SERVER | foreign::PG_USER_MAPPING => {
+                ch.foreign.push(o);
+                ch.comments.push((o.class, o.oid, None));
             }
             _ => return Err(PgError::internal(format!("cannot delete objects of class {}", o.class))),
         }
@@ -466,6 +472,9 @@ fn delete_objects(d: &Ddl, catalog: &Arc<DbCatalog>, order: &[ObjectAddress]) ->
             p.schemas.retain(|n| !gone(&n.oid));
             store::put_publication(txn, db, &p)?;
         }
+    }
+    for o in &ch.foreign {
+        foreign::delete(txn, db, o.class, o.oid)?;
     }
     // DeleteComments: of the object and, for a whole object, its parts.
     for &(class, obj, sub) in &ch.comments {

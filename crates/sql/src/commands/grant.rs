@@ -253,13 +253,43 @@ fn apply(
     requested: Option<u32>,
     grantees: &[Oid],
 ) -> PgResult<Vec<AclItem>> {
+    apply_with(s, stmt, kind.all_rights(), object_noun(kind, rel), name, owner, current, requested, grantees)
+}
+
+/// `apply` for an object whose only privilege is USAGE (a foreign-data
+/// wrapper or foreign server), named by `noun` in messages.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn apply_usage(
+    s: &SqlSession,
+    stmt: &pb::GrantStmt,
+    noun: &str,
+    name: &str,
+    owner: Oid,
+    current: Vec<AclItem>,
+    requested: Option<u32>,
+    grantees: &[Oid],
+) -> PgResult<Vec<AclItem>> {
+    apply_with(s, stmt, acl::USAGE, noun, name, owner, current, requested, grantees)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn apply_with(
+    s: &SqlSession,
+    stmt: &pb::GrantStmt,
+    whole: u32,
+    noun: &str,
+    name: &str,
+    owner: Oid,
+    current: Vec<AclItem>,
+    requested: Option<u32>,
+    grantees: &[Oid],
+) -> PgResult<Vec<AclItem>> {
     let me = current_grantee(s);
-    let whole = kind.all_rights();
     let privileges = requested.unwrap_or(whole) & whole;
     // select_best_grantor: owners and superusers grant as the owner.
     let (grantor, avail) = if me.holds(owner) { (owner, whole) } else { (me.role, acl::grant_options(&current, &me)) };
     if avail == 0 && acl::mask(&current, &me, whole) == 0 {
-        return Err(denied(format!("permission denied for {} {name}", object_noun(kind, rel))));
+        return Err(denied(format!("permission denied for {noun} {name}")));
     }
     let this = privileges & avail;
     let quoted = format!("\"{name}\"");
@@ -411,6 +441,9 @@ pub fn grant(s: &mut SqlSession, stmt: &pb::GrantStmt, sql: &str) -> PgResult<()
             s.cluster_changed = true;
         }
         return Ok(());
+    }
+    if objtype == T::ObjectFdw as i32 || objtype == T::ObjectForeignServer as i32 {
+        return super::foreign::grant(s, stmt, &grantees);
     }
     Err(PgError::unsupported("GRANT and REVOKE on this kind of object"))
 }

@@ -9,6 +9,7 @@ pub mod cursor;
 pub mod ddl;
 pub mod dependency;
 pub mod explain;
+pub mod foreign;
 pub mod grant;
 pub mod inherit;
 pub mod naming;
@@ -204,6 +205,9 @@ pub(crate) fn execute_ddl_node(s: &mut SqlSession, node: &NodeEnum, sql: &str) -
                 52 => "DROP VIEW",
                 38 => "DROP SEQUENCE",
                 37 => "DROP SCHEMA",
+                x if x == pb::ObjectType::ObjectFdw as i32 => "DROP FOREIGN DATA WRAPPER",
+                x if x == pb::ObjectType::ObjectForeignTable as i32 => "DROP FOREIGN TABLE",
+                x if x == pb::ObjectType::ObjectForeignServer as i32 => "DROP SERVER",
                 _ => "DROP",
             })
         }
@@ -233,12 +237,21 @@ pub(crate) fn execute_ddl_node(s: &mut SqlSession, node: &NodeEnum, sql: &str) -
             UtilityResult::tag(match a.object_type {
                 x if x == pb::ObjectType::ObjectView as i32 => "ALTER VIEW",
                 x if x == pb::ObjectType::ObjectSequence as i32 => "ALTER SEQUENCE",
+                x if x == pb::ObjectType::ObjectForeignTable as i32 => "ALTER FOREIGN TABLE",
                 _ => "ALTER TABLE",
             })
         }
         NodeEnum::RenameStmt(r) if r.rename_type == pb::ObjectType::ObjectRole as i32 => {
             role::rename_role(s, r)?;
             UtilityResult::tag("ALTER ROLE")
+        }
+        NodeEnum::RenameStmt(r) if r.rename_type == pb::ObjectType::ObjectFdw as i32 => {
+            foreign::rename(s, r)?;
+            UtilityResult::tag("ALTER FOREIGN DATA WRAPPER")
+        }
+        NodeEnum::RenameStmt(r) if r.rename_type == pb::ObjectType::ObjectForeignServer as i32 => {
+            foreign::rename(s, r)?;
+            UtilityResult::tag("ALTER SERVER")
         }
         NodeEnum::RenameStmt(r) => {
             ddl::rename(s, r, sql)?;
@@ -329,6 +342,48 @@ pub(crate) fn execute_ddl_node(s: &mut SqlSession, node: &NodeEnum, sql: &str) -
         NodeEnum::CreateExtensionStmt(_) => Err(PgError::unsupported("extensions")),
         NodeEnum::CopyStmt(_) => Err(PgError::unsupported("COPY")),
         NodeEnum::ListenStmt(_) | NodeEnum::NotifyStmt(_) | NodeEnum::UnlistenStmt(_) => Err(PgError::unsupported("LISTEN and NOTIFY")),
+        NodeEnum::AlterOwnerStmt(a)
+            if a.object_type == pb::ObjectType::ObjectFdw as i32 || a.object_type == pb::ObjectType::ObjectForeignServer as i32 =>
+        {
+            let tag = foreign::alter_owner(s, a)?;
+            UtilityResult::tag(tag)
+        }
+        NodeEnum::CreateFdwStmt(c) => {
+            foreign::create_wrapper(s, c)?;
+            UtilityResult::tag("CREATE FOREIGN DATA WRAPPER")
+        }
+        NodeEnum::AlterFdwStmt(a) => {
+            foreign::alter_wrapper(s, a)?;
+            UtilityResult::tag("ALTER FOREIGN DATA WRAPPER")
+        }
+        NodeEnum::CreateForeignServerStmt(c) => {
+            foreign::create_server(s, c)?;
+            UtilityResult::tag("CREATE SERVER")
+        }
+        NodeEnum::AlterForeignServerStmt(a) => {
+            foreign::alter_server(s, a)?;
+            UtilityResult::tag("ALTER SERVER")
+        }
+        NodeEnum::CreateUserMappingStmt(c) => {
+            foreign::create_user_mapping(s, c)?;
+            UtilityResult::tag("CREATE USER MAPPING")
+        }
+        NodeEnum::AlterUserMappingStmt(a) => {
+            foreign::alter_user_mapping(s, a)?;
+            UtilityResult::tag("ALTER USER MAPPING")
+        }
+        NodeEnum::DropUserMappingStmt(d) => {
+            foreign::drop_user_mapping(s, d)?;
+            UtilityResult::tag("DROP USER MAPPING")
+        }
+        NodeEnum::CreateForeignTableStmt(c) => {
+            foreign::create_foreign_table(s, c, sql)?;
+            UtilityResult::tag("CREATE FOREIGN TABLE")
+        }
+        NodeEnum::ImportForeignSchemaStmt(i) => {
+            foreign::import_foreign_schema(s, i)?;
+            UtilityResult::tag("IMPORT FOREIGN SCHEMA")
+        }
         NodeEnum::AlterOwnerStmt(a) => {
             let tag = ddl::alter_owner(s, a)?;
             UtilityResult::tag(tag)

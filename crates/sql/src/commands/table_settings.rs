@@ -59,10 +59,12 @@ pub(crate) fn handles(subtype: i32) -> bool {
 fn allowed_kinds(t: T) -> (&'static [RelKind], &'static str) {
     const TABLE: &[RelKind] = &[RelKind::Table];
     const TABLE_INDEX: &[RelKind] = &[RelKind::Table, RelKind::Index];
+    const TABLE_FOREIGN: &[RelKind] = &[RelKind::Table, RelKind::ForeignTable];
+    const TABLE_INDEX_FOREIGN: &[RelKind] = &[RelKind::Table, RelKind::Index, RelKind::ForeignTable];
     match t {
         T::AtDropExpression => (TABLE, "ALTER COLUMN ... DROP EXPRESSION"),
-        T::AtSetStatistics => (TABLE_INDEX, "ALTER COLUMN ... SET STATISTICS"),
-        T::AtSetStorage => (TABLE, "ALTER COLUMN ... SET STORAGE"),
+        T::AtSetStatistics => (TABLE_INDEX_FOREIGN, "ALTER COLUMN ... SET STATISTICS"),
+        T::AtSetStorage => (TABLE_FOREIGN, "ALTER COLUMN ... SET STORAGE"),
         T::AtSetCompression => (TABLE, "ALTER COLUMN ... SET COMPRESSION"),
         T::AtAlterConstraint => (TABLE, "ALTER CONSTRAINT"),
         T::AtClusterOn => (TABLE, "CLUSTER ON"),
@@ -91,6 +93,7 @@ pub(crate) fn alter(d: &Ddl, rel: &Arc<Relation>, c: &pb::AlterTableCmd) -> PgRe
             RelKind::Index => "indexes",
             RelKind::Sequence => "sequences",
             RelKind::View => "views",
+            RelKind::ForeignTable => "foreign tables",
         };
         return Err(PgError::new(sqlstate::WRONG_OBJECT_TYPE, format!("ALTER action {action} cannot be performed on relation \"{}\"", rel.name))
             .with_detail(format!("This operation is not supported for {plural}.")));

@@ -1,6 +1,7 @@
 //! Access privilege inquiry functions (utils/adt/acl.c):
-//! has_table_privilege, has_schema_privilege, has_database_privilege, in
-//! their name and OID forms, with and without a role argument.
+//! has_table_privilege, has_schema_privilege, has_database_privilege,
+//! has_foreign_data_wrapper_privilege, has_server_privilege, in their name
+//! and OID forms, with and without a role argument.
 
 use tusk_types::{sqlstate, Datum, Oid, PgError, PgResult};
 
@@ -252,7 +253,99 @@ fn phr_id(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
     role_check(c, current_oid(c)?, arg_oid(a, 0), arg_str(a, 1))
 }
 
+// ---------------------------------------------------------------- foreign-data wrappers and servers
+
+const USAGE_PRIVS: &[(&str, u32)] = &[("usage", acl::USAGE)];
+
+/// USAGE (or its grant option) under a wrapper's or server's ACL.
+fn usage_check(who: &Grantee, stored: &Option<Vec<acl::AclItem>>, owner: Oid, privs: &str) -> PgResult<Datum> {
+    let (privs, options) = privilege_mask(privs, USAGE_PRIVS)?;
+    if who.superuser {
+        return Ok(Datum::Bool(privs | options != 0));
+    }
+    let items = crate::commands::foreign::usage_acl(stored, owner);
+    let has = acl::mask(&items, who, privs) != 0;
+    let go = if who.holds(owner) { options } else { acl::grant_options(&items, who) & options };
+    Ok(Datum::Bool(has || go != 0))
+}
+
+fn fdw_by_name(c: &FnCtx, name: &str) -> PgResult<Oid> {
+    let cat = c.env.catalog();
+    crate::commands::foreign::wrapper_named(&cat.foreign, name).map(|w| w.oid)
+}
+
+fn fdw_check(c: &FnCtx, who: Grantee, oid: Oid, privs: &str) -> PgResult<Datum> {
+    let cat = c.env.catalog();
+    let Some(w) = cat.foreign.wrappers.get(&oid) else { return Ok(Datum::Null) };
+    usage_check(&who, &w.acl, w.owner, privs)
+}
+
+fn hfp_name_name(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    let who = role_by_name(c, arg_str(a, 0))?;
+    fdw_check(c, who, fdw_by_name(c, arg_str(a, 1))?, arg_str(a, 2))
+}
+fn hfp_name_id(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    let who = role_by_name(c, arg_str(a, 0))?;
+    fdw_check(c, who, arg_oid(a, 1), arg_str(a, 2))
+}
+fn hfp_id_name(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    fdw_check(c, role_by_oid(c, arg_oid(a, 0)), fdw_by_name(c, arg_str(a, 1))?, arg_str(a, 2))
+}
+fn hfp_id_id(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    fdw_check(c, role_by_oid(c, arg_oid(a, 0)), arg_oid(a, 1), arg_str(a, 2))
+}
+fn hfp_name(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    fdw_check(c, current(c)?, fdw_by_name(c, arg_str(a, 0))?, arg_str(a, 1))
+}
+fn hfp_id(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    fdw_check(c, current(c)?, arg_oid(a, 0), arg_str(a, 1))
+}
+
+fn server_by_name(c: &FnCtx, name: &str) -> PgResult<Oid> {
+    let cat = c.env.catalog();
+    crate::commands::foreign::server_named(&cat.foreign, name).map(|s| s.oid)
+}
+
+fn server_check(c: &FnCtx, who: Grantee, oid: Oid, privs: &str) -> PgResult<Datum> {
+    let cat = c.env.catalog();
+    let Some(srv) = cat.foreign.servers.get(&oid) else { return Ok(Datum::Null) };
+    usage_check(&who, &srv.acl, srv.owner, privs)
+}
+
+fn hsrv_name_name(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    let who = role_by_name(c, arg_str(a, 0))?;
+    server_check(c, who, server_by_name(c, arg_str(a, 1))?, arg_str(a, 2))
+}
+fn hsrv_name_id(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    let who = role_by_name(c, arg_str(a, 0))?;
+    server_check(c, who, arg_oid(a, 1), arg_str(a, 2))
+}
+fn hsrv_id_name(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    server_check(c, role_by_oid(c, arg_oid(a, 0)), server_by_name(c, arg_str(a, 1))?, arg_str(a, 2))
+}
+fn hsrv_id_id(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    server_check(c, role_by_oid(c, arg_oid(a, 0)), arg_oid(a, 1), arg_str(a, 2))
+}
+fn hsrv_name(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    server_check(c, current(c)?, server_by_name(c, arg_str(a, 0))?, arg_str(a, 1))
+}
+fn hsrv_id(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    server_check(c, current(c)?, arg_oid(a, 0), arg_str(a, 1))
+}
+
 pub(super) fn register(r: &mut Registry) {
+    plain(r, &["has_foreign_data_wrapper_privilege_name_name"], hfp_name_name);
+    plain(r, &["has_foreign_data_wrapper_privilege_name_id"], hfp_name_id);
+    plain(r, &["has_foreign_data_wrapper_privilege_id_name"], hfp_id_name);
+    plain(r, &["has_foreign_data_wrapper_privilege_id_id"], hfp_id_id);
+    plain(r, &["has_foreign_data_wrapper_privilege_name"], hfp_name);
+    plain(r, &["has_foreign_data_wrapper_privilege_id"], hfp_id);
+    plain(r, &["has_server_privilege_name_name"], hsrv_name_name);
+    plain(r, &["has_server_privilege_name_id"], hsrv_name_id);
+    plain(r, &["has_server_privilege_id_name"], hsrv_id_name);
+    plain(r, &["has_server_privilege_id_id"], hsrv_id_id);
+    plain(r, &["has_server_privilege_name"], hsrv_name);
+    plain(r, &["has_server_privilege_id"], hsrv_id);
     plain(r, &["pg_has_role_name_name"], phr_name_name);
     plain(r, &["pg_has_role_name_id"], phr_name_id);
     plain(r, &["pg_has_role_id_name"], phr_id_name);

@@ -1,6 +1,6 @@
 //! Set-returning functions: generate_series (integers, numeric,
-//! timestamps), unnest, generate_subscripts, and information_schema's
-//! _pg_expandarray.
+//! timestamps), unnest, generate_subscripts, pg_options_to_table, and
+//! information_schema's _pg_expandarray.
 
 use tusk_types::datetime as dt;
 use tusk_types::numeric::Numeric;
@@ -140,7 +140,27 @@ fn expandarray(a: &[Datum], _: &FnCtx) -> PgResult<SetIter> {
     Ok(Box::new(rows.into_iter()))
 }
 
+/// pg_options_to_table: a generic options array (`name=value` items) as
+/// (option_name, option_value) rows; an item without `=` has a NULL value.
+fn options_to_table(a: &[Datum], _: &FnCtx) -> PgResult<SetIter> {
+    let Datum::Array(arr) = &a[0] else { return Ok(Box::new(std::iter::empty())) };
+    let rows: Vec<PgResult<Datum>> = arr
+        .elements
+        .iter()
+        .filter_map(|d| d.as_str().map(str::to_string))
+        .map(|item| {
+            let (name, value) = match item.split_once('=') {
+                Some((n, v)) => (Datum::text(n), Datum::text(v)),
+                None => (Datum::text(&item), Datum::Null),
+            };
+            Ok(Datum::Record(std::sync::Arc::new(vec![name, value])))
+        })
+        .collect();
+    Ok(Box::new(rows.into_iter()))
+}
+
 pub(super) fn register(r: &mut Registry) {
+    set(r, &["pg_options_to_table"], options_to_table);
     set(r, &["oid:13208"], expandarray);
     set(r, &["generate_series_int4", "generate_series_step_int4", "generate_series_int8", "generate_series_step_int8"], series_int);
     set(r, &["generate_series_numeric", "generate_series_step_numeric"], series_numeric);

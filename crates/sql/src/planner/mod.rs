@@ -956,7 +956,7 @@ impl<'a> Planner<'a> {
             RteKind::Relation(rel) => {
                 let ncols = rte.col_names.len();
                 let with_key = with_keys || q.result_rte == Some(idx);
-                let members = self.inheritance_members(rte, rel);
+                let members = self.inheritance_members(rte, rel)?;
                 // UPDATE and DELETE of an inheritance tree route each row
                 // to its table by its tableoid.
                 let routed = members.len() > 1 && q.result_rte == Some(idx);
@@ -1057,11 +1057,18 @@ impl<'a> Planner<'a> {
 
     /// The tables a scan of `rel` through `rte` reads: the whole
     /// inheritance tree unless ONLY (or a table without children).
-    fn inheritance_members(&self, rte: &RangeTblEntry, rel: &Arc<Relation>) -> Vec<Arc<Relation>> {
+    /// A foreign table in the tree fails the scan as reading it directly
+    /// does (Tusk runs no foreign-data wrapper).
+    fn inheritance_members(&self, rte: &RangeTblEntry, rel: &Arc<Relation>) -> PgResult<Vec<Arc<Relation>>> {
         if !rte.inh || rel.children.is_empty() {
-            return vec![rel.clone()];
+            return Ok(vec![rel.clone()]);
         }
-        self.catalog.inheritance_tree(rel.oid).into_iter().filter_map(|oid| self.catalog.relation(oid).cloned()).collect()
+        let members: Vec<Arc<Relation>> =
+            self.catalog.inheritance_tree(rel.oid).into_iter().filter_map(|oid| self.catalog.relation(oid).cloned()).collect();
+        if let Some(f) = members.iter().find(|m| m.kind == crate::catalog::RelKind::ForeignTable) {
+            return Err(crate::catalog::foreign::scan_error(self.catalog, f));
+        }
+        Ok(members)
     }
 
     /// One table of an inherited scan: `member` read in its own row layout,
@@ -1207,7 +1214,7 @@ impl<'a> Planner<'a> {
                 let mut exprs: Vec<Expr> = (0..ncols).map(|i| Expr::Column(off + i, q.rtable[result_rte].col_types[i])).collect();
                 exprs.push(Expr::Column(key, SqlType::new(oid::BYTEA)));
                 // An inheritance tree's rows carry their table, which routes them.
-                let members = self.inheritance_members(&q.rtable[result_rte], &rel);
+                let members = self.inheritance_members(&q.rtable[result_rte], &rel)?;
                 let mut inherited = Vec::new();
                 if members.len() > 1 {
                     let sys = layout.sys.get(&result_rte).copied().ok_or_else(|| PgError::internal("inherited target scanned without its tableoid"))?;
