@@ -355,6 +355,7 @@ fn check_add_relation(rel: &Relation) -> PgResult<()> {
         RelKind::View => return Err(refuse("This operation is not supported for views.")),
         RelKind::Index => return Err(refuse("This operation is not supported for indexes.")),
         RelKind::Sequence => return Err(refuse("This operation is not supported for sequences.")),
+        RelKind::ForeignTable => return Err(refuse("This operation is not supported for foreign tables.")),
     }
     if rel.oid < tusk_types::oid::FIRST_NORMAL_OBJECT_ID {
         return Err(refuse("This operation is not supported for system tables."));

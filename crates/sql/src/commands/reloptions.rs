@@ -468,6 +468,7 @@ pub(crate) fn relkind_plural(kind: RelKind) -> &'static str {
         RelKind::Index => "indexes",
         RelKind::Sequence => "sequences",
         RelKind::View => "views",
+        RelKind::ForeignTable => "foreign tables",
     }
 }
 
