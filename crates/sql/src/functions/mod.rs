@@ -25,6 +25,7 @@ pub(crate) mod ruleutils;
 mod signal;
 mod srf;
 mod string;
+pub mod tsearch;
 pub(crate) mod viewdef;
 
 use std::cell::Ref;
@@ -202,6 +203,7 @@ fn registry() -> &'static Registry {
         srf::register(&mut r);
         signal::register(&mut r);
         cast::register(&mut r);
+        tsearch::register(&mut r);
         // Functions that implement casts (int4(float8), numeric(int8), ...)
         // convert with the general cast machinery.
         let b = crate::catalog::builtins();
