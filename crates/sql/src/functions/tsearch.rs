@@ -888,10 +888,30 @@ fn phrase_output(data: &mut PhraseData, l: &PhraseData, r: &PhraseData, emit: u8
     }
 }
 
-fn phrase_exec(n: &QNode, v: &[Lexeme], data: &mut PhraseData) -> PgResult<Tern> {
+/// How an operand is looked up: with phrase data wanted (Some) or not.
+type Checker<'c> = &'c dyn Fn(&QNode, Option<&mut PhraseData>) -> Tern;
+
+/// The operand check against a tsvector (checkcondition_str).
+fn vector_checker<'v>(v: &'v [Lexeme]) -> impl Fn(&QNode, Option<&mut PhraseData>) -> Tern + 'v {
+    move |n, data| {
+        let QNode::Val { word, weight, prefix } = n else { return Tern::No };
+        match data {
+            Some(d) => check_val_data(v, word, *weight, *prefix, d),
+            None => {
+                if check_val(v, word, *weight, *prefix) {
+                    Tern::Yes
+                } else {
+                    Tern::No
+                }
+            }
+        }
+    }
+}
+
+fn phrase_exec(n: &QNode, v: Checker, data: &mut PhraseData) -> PgResult<Tern> {
     crate::stack::check()?;
     match n {
-        QNode::Val { word, weight, prefix } => Ok(check_val_data(v, word, *weight, *prefix, data)),
+        QNode::Val { .. } => Ok(v(n, Some(data))),
         QNode::Stop => Ok(Tern::No),
         QNode::Not(c) => match phrase_exec(c, v, data)? {
             Tern::No => {
@@ -986,16 +1006,10 @@ fn phrase_exec(n: &QNode, v: &[Lexeme], data: &mut PhraseData) -> PgResult<Tern>
 
 /// TS_execute_recurse: a phrase whose positions are unknown (stripped
 /// lexemes) does not match.
-fn exec(n: &QNode, v: &[Lexeme]) -> PgResult<Tern> {
+fn exec(n: &QNode, v: Checker) -> PgResult<Tern> {
     crate::stack::check()?;
     Ok(match n {
-        QNode::Val { word, weight, prefix } => {
-            if check_val(v, word, *weight, *prefix) {
-                Tern::Yes
-            } else {
-                Tern::No
-            }
-        }
+        QNode::Val { .. } => v(n, None),
         QNode::Stop => Tern::No,
         QNode::Not(c) => match exec(c, v)? {
             Tern::Yes => Tern::No,
@@ -1043,7 +1057,7 @@ fn exec(n: &QNode, v: &[Lexeme]) -> PgResult<Tern> {
 pub fn ts_match(v: &[Lexeme], q: &Option<QNode>) -> PgResult<bool> {
     match q {
         None => Ok(false),
-        Some(n) => Ok(exec(n, v)? != Tern::No),
+        Some(n) => Ok(exec(n, &vector_checker(v))? != Tern::No),
     }
 }
 
@@ -1364,6 +1378,377 @@ fn cfg_arg(a: &[Datum], c: &FnCtx) -> PgResult<Config> {
     }
 }
 
+// ---------------------------------------------------------------- ranking
+
+/// Default weights of D, C, B, A (tsrank.c's weights[]).
+const DEFAULT_WEIGHTS: [f32; 4] = [0.1, 0.2, 0.4, 1.0];
+
+const NORM_LOGLENGTH: i32 = 0x01;
+const NORM_LENGTH: i32 = 0x02;
+const NORM_EXTDIST: i32 = 0x04;
+const NORM_UNIQ: i32 = 0x08;
+const NORM_LOGUNIQ: i32 = 0x10;
+const NORM_RDIVRPLUS1: i32 = 0x20;
+
+/// getWeights: a float4[] of four weights (negative: the default).
+fn rank_weights(d: Option<&Datum>) -> PgResult<[f32; 4]> {
+    let Some(d) = d else { return Ok(DEFAULT_WEIGHTS) };
+    let Datum::Array(arr) = d else { return Ok(DEFAULT_WEIGHTS) };
+    if arr.dims.len() > 1 {
+        return Err(PgError::new(sqlstate::ARRAY_SUBSCRIPT_ERROR, "array of weight must be one-dimensional"));
+    }
+    if arr.elements.len() < 4 {
+        return Err(PgError::new(sqlstate::ARRAY_SUBSCRIPT_ERROR, "array of weight is too short"));
+    }
+    if arr.has_nulls() {
+        return Err(PgError::new(sqlstate::NULL_VALUE_NOT_ALLOWED, "array of weight must not contain nulls"));
+    }
+    let mut w = DEFAULT_WEIGHTS;
+    for (i, e) in arr.elements.iter().take(4).enumerate() {
+        let v = e.as_f64().unwrap_or(0.0) as f32;
+        if v >= 0.0 {
+            if v > 1.0 {
+                return Err(PgError::new(sqlstate::INVALID_PARAMETER_VALUE, "weight out of range"));
+            }
+            w[i] = v;
+        }
+    }
+    Ok(w)
+}
+
+/// The distinct operands of a query, sorted by bytes (SortAndUniqItems).
+fn sorted_operands(n: &QNode) -> Vec<(&str, bool)> {
+    fn walk<'a>(n: &'a QNode, out: &mut Vec<(&'a str, bool)>) {
+        match n {
+            QNode::Val { word, prefix, .. } => out.push((word, *prefix)),
+            QNode::Stop => {}
+            QNode::Not(c) => walk(c, out),
+            QNode::Bin { left, right, .. } => {
+                walk(left, out);
+                walk(right, out);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(n, &mut out);
+    out.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+    out.dedup_by(|a, b| a.0 == b.0);
+    out
+}
+
+fn word_distance(w: i32) -> f32 {
+    if w > 100 {
+        return 1e-30;
+    }
+    (1.0 / (1.005 + 0.05 * (((w as f32) / 1.5 - 2.0) as f64).exp())) as f32
+}
+
+fn cnt_length(v: &[Lexeme]) -> i32 {
+    v.iter().map(|l| if l.pos.is_empty() { 1 } else { l.pos.len() as i32 }).sum()
+}
+
+fn calc_rank_or(w: &[f32; 4], v: &[Lexeme], q: &QNode) -> f32 {
+    let items = sorted_operands(q);
+    let mut res: f32 = 0.0;
+    for (word, prefix) in &items {
+        for l in matching_lexemes(v, word, *prefix) {
+            let post: Vec<u16> = if l.pos.is_empty() { vec![0] } else { l.pos.clone() };
+            let mut resj: f32 = 0.0;
+            let mut wjm: f32 = -1.0;
+            let mut jm: i32 = 0;
+            for (j, &p) in post.iter().enumerate() {
+                let wp = w[wep_weight(p) as usize];
+                let jj = (j as i32 + 1) * (j as i32 + 1);
+                resj += wp / jj as f32;
+                if wp > wjm {
+                    wjm = wp;
+                    jm = j as i32;
+                }
+            }
+            let jmm = ((jm + 1) * (jm + 1)) as f32;
+            res = (res as f64 + ((wjm + resj - wjm / jmm) as f64) / 1.64493406685) as f32;
+        }
+    }
+    if !items.is_empty() {
+        res /= items.len() as f32;
+    }
+    res
+}
+
+fn calc_rank_and(w: &[f32; 4], v: &[Lexeme], q: &QNode) -> f32 {
+    let items = sorted_operands(q);
+    if items.len() < 2 {
+        return calc_rank_or(w, v, q);
+    }
+    // A lexeme without positions counts as one at the last position.
+    let posnull = vec![make_wep(MAX_POS, 0)];
+    let mut pos: Vec<Option<(Vec<u16>, bool)>> = vec![None; items.len()];
+    let mut res: f32 = -1.0;
+    for (i, (word, prefix)) in items.iter().enumerate() {
+        for l in matching_lexemes(v, word, *prefix) {
+            let cur = if l.pos.is_empty() { (posnull.clone(), true) } else { (l.pos.clone(), false) };
+            for k in 0..i {
+                let Some((ct, knull)) = &pos[k] else { continue };
+                for &pl in &cur.0 {
+                    for &pc in ct {
+                        let mut dist = (wep_pos(pl) as i32 - wep_pos(pc) as i32).abs();
+                        if dist != 0 || cur.1 || *knull {
+                            if dist == 0 {
+                                dist = MAX_DISTANCE as i32;
+                            }
+                            let curw = ((w[wep_weight(pl) as usize] * w[wep_weight(pc) as usize] * word_distance(dist)) as f64).sqrt() as f32;
+                            res = if res < 0.0 { curw } else { (1.0 - (1.0 - res as f64) * (1.0 - curw as f64)) as f32 };
+                        }
+                    }
+                }
+            }
+            pos[i] = Some(cur);
+        }
+    }
+    res
+}
+
+fn normalize_rank(mut res: f64, v: &[Lexeme], method: i32) -> f64 {
+    if method & NORM_LOGLENGTH != 0 && !v.is_empty() {
+        res /= ((cnt_length(v) + 1) as f64).ln() / 2f64.ln();
+    }
+    if method & NORM_LENGTH != 0 {
+        let len = cnt_length(v);
+        if len > 0 {
+            res /= len as f64;
+        }
+    }
+    if method & NORM_UNIQ != 0 && !v.is_empty() {
+        res /= v.len() as f64;
+    }
+    if method & NORM_LOGUNIQ != 0 && !v.is_empty() {
+        res /= ((v.len() + 1) as f64).ln() / 2f64.ln();
+    }
+    if method & NORM_RDIVRPLUS1 != 0 {
+        res /= res + 1.0;
+    }
+    res
+}
+
+fn calc_rank(w: &[f32; 4], v: &[Lexeme], q: &Option<QNode>, method: i32) -> f32 {
+    let Some(q) = q else { return 0.0 };
+    if v.is_empty() {
+        return 0.0;
+    }
+    let mut res = match q {
+        QNode::Bin { op: Op::And | Op::Phrase(_), .. } => calc_rank_and(w, v, q),
+        _ => calc_rank_or(w, v, q),
+    };
+    if res < 0.0 {
+        res = 1e-20;
+    }
+    // Each step stores into a float4, as tsrank.c's `res /= ...` does.
+    let mut r = res;
+    for bit in [NORM_LOGLENGTH, NORM_LENGTH, NORM_UNIQ, NORM_LOGUNIQ, NORM_RDIVRPLUS1] {
+        if method & bit != 0 {
+            r = normalize_rank(r as f64, v, bit) as f32;
+        }
+    }
+    r
+}
+
+/// One position of the document that some operands match (DocRepresentation).
+struct DocPos {
+    pos: u16,
+    /// Index of the tsvector entry, to keep entries apart at one position.
+    entry: usize,
+    /// The query operands (node addresses) found here.
+    items: Vec<usize>,
+}
+
+fn collect_vals<'a>(n: &'a QNode, out: &mut Vec<&'a QNode>) {
+    match n {
+        QNode::Val { .. } => out.push(n),
+        QNode::Stop => {}
+        QNode::Not(c) => collect_vals(c, out),
+        QNode::Bin { left, right, .. } => {
+            collect_vals(left, out);
+            collect_vals(right, out);
+        }
+    }
+}
+
+fn get_docrep(v: &[Lexeme], q: &QNode) -> Vec<DocPos> {
+    let mut vals = Vec::new();
+    collect_vals(q, &mut vals);
+    let mut raw: Vec<(u16, usize, usize)> = Vec::new();
+    for n in vals {
+        let QNode::Val { word, weight, prefix } = n else { continue };
+        for l in matching_lexemes(v, word, *prefix) {
+            let entry = v.iter().position(|x| std::ptr::eq(x, l)).unwrap_or(0);
+            for &p in &l.pos {
+                if *weight == 0 || weight & (1 << wep_weight(p)) != 0 {
+                    raw.push((p, entry, n as *const QNode as usize));
+                }
+            }
+        }
+    }
+    raw.sort_by(|a, b| wep_pos(a.0).cmp(&wep_pos(b.0)).then(a.1.cmp(&b.1)));
+    let mut doc: Vec<DocPos> = Vec::new();
+    for (p, entry, item) in raw {
+        match doc.last_mut() {
+            Some(d) if d.pos == p && d.entry == entry => d.items.push(item),
+            _ => doc.push(DocPos { pos: p, entry, items: vec![item] }),
+        }
+    }
+    doc
+}
+
+/// Positions seen so far per operand while Cover scans the document.
+fn cover_exec(q: &QNode, seen: &std::collections::HashMap<usize, Vec<u16>>) -> bool {
+    let check = |n: &QNode, data: Option<&mut PhraseData>| -> Tern {
+        match seen.get(&(n as *const QNode as usize)) {
+            None => Tern::No,
+            Some(ps) => {
+                if let Some(d) = data {
+                    d.pos = ps.clone();
+                }
+                Tern::Yes
+            }
+        }
+    };
+    matches!(exec(q, &check), Ok(Tern::Yes | Tern::Maybe))
+}
+
+fn fill(seen: &mut std::collections::HashMap<usize, Vec<u16>>, d: &DocPos) {
+    for &it in &d.items {
+        let ps = seen.entry(it).or_default();
+        let p = wep_pos(d.pos);
+        if let Err(at) = ps.binary_search(&p) {
+            ps.insert(at, p);
+        }
+    }
+}
+
+struct CoverExt {
+    pos: usize,
+    p: i32,
+    q: i32,
+    begin: usize,
+    end: usize,
+}
+
+/// Cover: the next minimal stretch of the document that satisfies the query.
+fn cover(doc: &[DocPos], q: &QNode, ext: &mut CoverExt) -> bool {
+    loop {
+        let mut seen = std::collections::HashMap::new();
+        ext.p = i32::MAX;
+        ext.q = 0;
+        let mut found = false;
+        let mut lastpos = ext.pos;
+        let mut i = ext.pos;
+        while i < doc.len() {
+            fill(&mut seen, &doc[i]);
+            if cover_exec(q, &seen) {
+                if wep_pos(doc[i].pos) as i32 > ext.q {
+                    ext.q = wep_pos(doc[i].pos) as i32;
+                    ext.end = i;
+                    lastpos = i;
+                    found = true;
+                }
+                break;
+            }
+            i += 1;
+        }
+        if !found {
+            return false;
+        }
+        seen.clear();
+        let mut j = lastpos as isize;
+        while j >= ext.pos as isize {
+            fill(&mut seen, &doc[j as usize]);
+            if cover_exec(q, &seen) {
+                if (wep_pos(doc[j as usize].pos) as i32) < ext.p {
+                    ext.begin = j as usize;
+                    ext.p = wep_pos(doc[j as usize].pos) as i32;
+                }
+                break;
+            }
+            j -= 1;
+        }
+        if ext.p <= ext.q {
+            ext.pos = (j + 1) as usize;
+            return true;
+        }
+        ext.pos += 1;
+    }
+}
+
+fn calc_rank_cd(w: &[f32; 4], v: &[Lexeme], q: &Option<QNode>, method: i32) -> f32 {
+    let Some(q) = q else { return 0.0 };
+    let invws: Vec<f64> = w.iter().map(|&x| 1.0 / x as f64).collect();
+    let doc = get_docrep(v, q);
+    if doc.is_empty() {
+        return 0.0;
+    }
+    let mut ext = CoverExt { pos: 0, p: 0, q: 0, begin: 0, end: 0 };
+    let (mut wdoc, mut sum_dist, mut prev_ext_pos) = (0.0f64, 0.0f64, 0.0f64);
+    let mut nextent = 0;
+    while cover(&doc, q, &mut ext) {
+        let inv_sum: f64 = doc[ext.begin..=ext.end].iter().map(|d| invws[wep_weight(d.pos) as usize]).sum();
+        let cpos = ((ext.end - ext.begin + 1) as f64) / inv_sum;
+        let mut nnoise = (ext.q - ext.p) - (ext.end as i32 - ext.begin as i32);
+        if nnoise < 0 {
+            nnoise = (ext.end as i32 - ext.begin as i32) / 2;
+        }
+        wdoc += cpos / (1 + nnoise) as f64;
+        let cur_ext_pos = (ext.q + ext.p) as f64 / 2.0;
+        if nextent > 0 && cur_ext_pos > prev_ext_pos {
+            sum_dist += 1.0 / (cur_ext_pos - prev_ext_pos);
+        }
+        prev_ext_pos = cur_ext_pos;
+        nextent += 1;
+    }
+    if method & NORM_LOGLENGTH != 0 && !v.is_empty() {
+        wdoc /= ((cnt_length(v) + 1) as f64).ln();
+    }
+    if method & NORM_LENGTH != 0 {
+        let len = cnt_length(v);
+        if len > 0 {
+            wdoc /= len as f64;
+        }
+    }
+    if method & NORM_EXTDIST != 0 && nextent > 0 && sum_dist > 0.0 {
+        wdoc /= nextent as f64 / sum_dist;
+    }
+    if method & NORM_UNIQ != 0 && !v.is_empty() {
+        wdoc /= v.len() as f64;
+    }
+    if method & NORM_LOGUNIQ != 0 && !v.is_empty() {
+        wdoc /= ((v.len() + 1) as f64).ln() / 2f64.ln();
+    }
+    if method & NORM_RDIVRPLUS1 != 0 {
+        wdoc /= wdoc + 1.0;
+    }
+    wdoc as f32
+}
+
+/// The arguments of ts_rank/ts_rank_cd: ([weights,] vector, query [, method]).
+fn rank_args(a: &[Datum], c: &FnCtx) -> PgResult<([f32; 4], Vec<Lexeme>, Option<QNode>, i32)> {
+    let with_weights = c.arg_type(0) != TSVECTOR;
+    let base = if with_weights { 1 } else { 0 };
+    let w = rank_weights(if with_weights { Some(&a[0]) } else { None })?;
+    let v = arg_tsvector(a, base)?;
+    let q = arg_tsquery(a, base + 1)?;
+    let method = if a.len() > base + 2 { super::arg_i64(a, base + 2) as i32 } else { 0 };
+    Ok((w, v, q, method))
+}
+
+fn ts_rank(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    let (w, v, q, method) = rank_args(a, c)?;
+    Ok(Datum::Float4(calc_rank(&w, &v, &q, method)))
+}
+
+fn ts_rank_cd(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    let (w, v, q, method) = rank_args(a, c)?;
+    Ok(Datum::Float4(calc_rank_cd(&w, &v, &q, method)))
+}
+
 // ---------------------------------------------------------------- SQL functions
 
 fn tsvector_in(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
@@ -1505,7 +1890,7 @@ fn text_elements(d: &Datum, null_error: Option<&str>) -> PgResult<Vec<String>> {
 
 fn tsvector_setweight(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
     let w = weight_of_char(&a[1])?;
-    let only: Option<HashSet<String>> = if a.len() > 2 { Some(text_elements(&a[2], Some("lexeme array may not contain nulls"))?.into_iter().collect()) } else { None };
+    let only: Option<HashSet<String>> = if a.len() > 2 { Some(text_elements(&a[2], None)?.into_iter().collect()) } else { None };
     let v: Vec<Lexeme> = arg_tsvector(a, 0)?
         .into_iter()
         .map(|mut l| {
@@ -1742,6 +2127,8 @@ pub(super) fn register(r: &mut Registry) {
     plain(r, &["plainto_tsquery", "plainto_tsquery_byid"], plainto_tsquery_fn);
     plain(r, &["phraseto_tsquery", "phraseto_tsquery_byid"], phraseto_tsquery_fn);
     plain(r, &["get_current_ts_config"], get_current_ts_config);
+    plain(r, &["ts_rank_wttf", "ts_rank_wtt", "ts_rank_ttf", "ts_rank_tt"], ts_rank);
+    plain(r, &["ts_rankcd_wttf", "ts_rankcd_wtt", "ts_rankcd_ttf", "ts_rankcd_tt"], ts_rank_cd);
 }
 
 #[cfg(test)]
