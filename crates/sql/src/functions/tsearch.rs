@@ -1588,7 +1588,8 @@ fn get_docrep(v: &[Lexeme], q: &QNode) -> Vec<DocPos> {
             }
         }
     }
-    raw.sort_by(|a, b| wep_pos(a.0).cmp(&wep_pos(b.0)).then(a.1.cmp(&b.1)));
+    // compareDocR: by position, then weight, then entry.
+    raw.sort_by(|a, b| wep_pos(a.0).cmp(&wep_pos(b.0)).then(wep_weight(a.0).cmp(&wep_weight(b.0))).then(a.1.cmp(&b.1)));
     let mut doc: Vec<DocPos> = Vec::new();
     for (p, entry, item) in raw {
         match doc.last_mut() {
@@ -1747,6 +1748,235 @@ fn ts_rank(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
 fn ts_rank_cd(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
     let (w, v, q, method) = rank_args(a, c)?;
     Ok(Datum::Float4(calc_rank_cd(&w, &v, &q, method)))
+}
+
+/// gettoken_query_websearch: words, "quoted phrases", `-` for NOT and
+/// `or` for OR; every other operator character is ignored, and operands
+/// next to each other are ANDed. Operands are None for empty words.
+fn websearch_tokens(s: &str) -> Vec<QTok> {
+    let chars: Vec<char> = s.chars().collect();
+    let is_op = |c: char| matches!(c, '!' | '&' | '|' | '(' | ')' | '<');
+    let mut toks = Vec::new();
+    let mut at = 0usize;
+    let mut want_operand = true;
+    // parse_or_operator: "or" not followed by a word character, with
+    // some operand after it.
+    let or_at = |at: usize| -> bool {
+        let (Some(a), Some(b)) = (chars.get(at), chars.get(at + 1)) else { return false };
+        if !(a.eq_ignore_ascii_case(&'o') && b.eq_ignore_ascii_case(&'r')) {
+            return false;
+        }
+        match chars.get(at + 2) {
+            None => return false,
+            Some(&c) if c == '-' || c == '_' || c.is_alphanumeric() => return false,
+            _ => {}
+        }
+        chars[at + 3..].iter().any(|c| !c.is_whitespace())
+    };
+    while at <= chars.len() {
+        let c = chars.get(at).copied();
+        if want_operand {
+            match c {
+                Some('-') => {
+                    toks.push(QTok::Not);
+                    at += 1;
+                }
+                Some('"') => {
+                    at += 1;
+                    let start = at;
+                    while at < chars.len() && chars[at] != '"' {
+                        at += 1;
+                    }
+                    toks.push(QTok::Val(chars[start..at].iter().collect(), 0, false));
+                    if at < chars.len() {
+                        at += 1;
+                    }
+                    want_operand = false;
+                }
+                Some(c) if is_op(c) || c.is_whitespace() => at += 1,
+                None => break,
+                Some(_) => {
+                    // The tsvector parser reads the word: quotes, escapes,
+                    // and it ends at blanks, operators, '"' and ':'.
+                    let mut word = String::new();
+                    if chars[at] == '\'' {
+                        at += 1;
+                        while at < chars.len() {
+                            match chars[at] {
+                                '\\' => {
+                                    at += 1;
+                                    if let Some(&c) = chars.get(at) {
+                                        word.push(c);
+                                    }
+                                }
+                                '\'' if chars.get(at + 1) == Some(&'\'') => {
+                                    word.push('\'');
+                                    at += 1;
+                                }
+                                '\'' => {
+                                    at += 1;
+                                    break;
+                                }
+                                c => word.push(c),
+                            }
+                            at += 1;
+                        }
+                    } else {
+                        while at < chars.len() {
+                            let c = chars[at];
+                            if c.is_whitespace() || is_op(c) || c == '"' || (c == ':' && !word.is_empty()) {
+                                break;
+                            }
+                            if c == '\\' {
+                                at += 1;
+                                if let Some(&c) = chars.get(at) {
+                                    word.push(c);
+                                }
+                            } else {
+                                word.push(c);
+                            }
+                            at += 1;
+                        }
+                    }
+                    toks.push(QTok::Val(word, 0, false));
+                    want_operand = false;
+                }
+            }
+        } else {
+            match c {
+                None => break,
+                Some('"') => {
+                    toks.push(QTok::Bin(Op::And));
+                    want_operand = true;
+                }
+                Some(_) if or_at(at) => {
+                    toks.push(QTok::Bin(Op::Or));
+                    at += 2;
+                    want_operand = true;
+                }
+                Some(c) if c.is_whitespace() => at += 1,
+                Some(_) => {
+                    toks.push(QTok::Bin(Op::And));
+                    want_operand = true;
+                }
+            }
+        }
+    }
+    toks
+}
+
+fn websearch_query(cfg: Config, text: &str, env: &dyn super::Env) -> PgResult<Option<QNode>> {
+    let toks = websearch_tokens(text);
+    if toks.is_empty() {
+        env.notice(PgError::notice("text-search query doesn't contain lexemes: \"\""));
+        return Ok(None);
+    }
+    let mut b = QueryBuilder { toks: &toks, at: 0, operand: |word: String, weight, prefix| Ok(morph_operand(cfg, &word, weight, prefix)) };
+    let q = b.expr(0)?;
+    Ok(finish_query(Some(q), env))
+}
+
+fn websearch_to_tsquery_fn(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    let (cfg, text) = if a.len() > 1 { (cfg_arg(a, c)?, super::arg_str(a, 1)) } else { (default_config(c)?, super::arg_str(a, 0)) };
+    Ok(tsquery_datum(&websearch_query(cfg, text, c.env)?))
+}
+
+/// ts_lexize: what one dictionary makes of a token (NULL: not recognised).
+fn ts_lexize(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
+    let dict = match &a[0] {
+        Datum::Oid(o) => *o,
+        _ => 0,
+    };
+    let token = super::arg_str(a, 1);
+    let lower = token.to_lowercase();
+    let lexemes: Vec<String> = match dict {
+        3765 => vec![lower],
+        13163 => {
+            if english_stop_words().contains(lower.as_str()) {
+                vec![]
+            } else {
+                vec![english_stemmer().stem(&lower).into_owned()]
+            }
+        }
+        _ => return Err(PgError::new(sqlstate::INTERNAL_ERROR, format!("cache lookup failed for text search dictionary {dict}"))),
+    };
+    Ok(Datum::Array(Arc::new(Array::from_vec(oid::TEXT, lexemes.into_iter().map(Datum::from_string).collect()))))
+}
+
+/// The default parser's token types (prsd_lextype).
+const TOKEN_TYPES: &[(&str, &str)] = &[
+    ("asciiword", "Word, all ASCII"),
+    ("word", "Word, all letters"),
+    ("numword", "Word, letters and digits"),
+    ("email", "Email address"),
+    ("url", "URL"),
+    ("host", "Host"),
+    ("sfloat", "Scientific notation"),
+    ("version", "Version number"),
+    ("hword_numpart", "Hyphenated word part, letters and digits"),
+    ("hword_part", "Hyphenated word part, all letters"),
+    ("hword_asciipart", "Hyphenated word part, all ASCII"),
+    ("blank", "Space symbols"),
+    ("tag", "XML tag"),
+    ("protocol", "Protocol head"),
+    ("numhword", "Hyphenated word, letters and digits"),
+    ("asciihword", "Hyphenated word, all ASCII"),
+    ("hword", "Hyphenated word, all letters"),
+    ("url_path", "URL path"),
+    ("file", "File or path name"),
+    ("float", "Decimal notation"),
+    ("int", "Signed integer"),
+    ("uint", "Unsigned integer"),
+    ("entity", "XML entity"),
+];
+
+const DEFAULT_PARSER: Oid = 3722;
+
+fn ts_token_type(a: &[Datum], c: &FnCtx) -> PgResult<SetIter> {
+    let ok = if c.arg_type(0) == oid::TEXT {
+        let name = super::arg_str(a, 0);
+        let parts = super::parse_qualified_name(name)?;
+        match parts.as_slice() {
+            [n] | [_, n] if n == "default" => true,
+            _ => return Err(PgError::new(sqlstate::UNDEFINED_OBJECT, format!("text search parser \"{name}\" does not exist"))),
+        }
+    } else {
+        a[0].as_i64() == Some(DEFAULT_PARSER as i64)
+    };
+    if !ok {
+        return Err(PgError::new(sqlstate::INTERNAL_ERROR, format!("cache lookup failed for text search parser {}", a[0].as_i64().unwrap_or(0))));
+    }
+    let rows: Vec<PgResult<Datum>> = TOKEN_TYPES
+        .iter()
+        .enumerate()
+        .map(|(i, (alias, descr))| Ok(Datum::Record(Arc::new(vec![Datum::Int4(i as i32 + 1), Datum::text(alias), Datum::text(descr)]))))
+        .collect();
+    Ok(Box::new(rows.into_iter()))
+}
+
+/// The distinct operand words of a query.
+fn operand_words(q: &Option<QNode>) -> HashSet<String> {
+    let mut vals = Vec::new();
+    if let Some(n) = q {
+        collect_vals(n, &mut vals);
+    }
+    vals.into_iter()
+        .filter_map(|n| match n {
+            QNode::Val { word, .. } => Some(word.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// tsq_mcontains: every operand of the second query is one of the first's.
+fn tsq_mcontains(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
+    let (x, y) = (operand_words(&arg_tsquery(a, 0)?), operand_words(&arg_tsquery(a, 1)?));
+    Ok(Datum::Bool(y.iter().all(|w| x.contains(w))))
+}
+
+fn tsq_mcontained(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
+    let (x, y) = (operand_words(&arg_tsquery(a, 0)?), operand_words(&arg_tsquery(a, 1)?));
+    Ok(Datum::Bool(x.iter().all(|w| y.contains(w))))
 }
 
 // ---------------------------------------------------------------- SQL functions
@@ -2127,6 +2357,11 @@ pub(super) fn register(r: &mut Registry) {
     plain(r, &["plainto_tsquery", "plainto_tsquery_byid"], plainto_tsquery_fn);
     plain(r, &["phraseto_tsquery", "phraseto_tsquery_byid"], phraseto_tsquery_fn);
     plain(r, &["get_current_ts_config"], get_current_ts_config);
+    plain(r, &["websearch_to_tsquery", "websearch_to_tsquery_byid"], websearch_to_tsquery_fn);
+    plain(r, &["ts_lexize"], ts_lexize);
+    set(r, &["ts_token_type_byid", "ts_token_type_byname"], ts_token_type);
+    plain(r, &["tsq_mcontains"], tsq_mcontains);
+    plain(r, &["tsq_mcontained"], tsq_mcontained);
     plain(r, &["ts_rank_wttf", "ts_rank_wtt", "ts_rank_ttf", "ts_rank_tt"], ts_rank);
     plain(r, &["ts_rankcd_wttf", "ts_rankcd_wtt", "ts_rankcd_ttf", "ts_rankcd_tt"], ts_rank_cd);
 }
