@@ -645,8 +645,11 @@ impl<'a> Analyzer<'a> {
     fn make_scalar_array_op(&mut self, opname: &str, l: Expr, r: Expr, any: bool, loc: i32) -> PgResult<Expr> {
         let l = self.resolve_unknown_if_other_known(l, &r)?;
         let rt = r.ty().oid;
+        // An untyped literal array stays unknown while the operator is
+        // chosen (as make_scalar_array_op does), so `v @@ ANY ('{a,b}')`
+        // finds tsvector @@ tsquery.
         let elem = if rt == oid::UNKNOWN {
-            l.ty().oid
+            oid::UNKNOWN
         } else {
             let e = self.b.element_of(rt);
             if e == 0 {

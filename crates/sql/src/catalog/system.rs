@@ -360,6 +360,11 @@ fn generators() -> Vec<(&'static str, Generator)> {
         ("pg_operator", pg_operator),
         ("pg_cast", pg_cast),
         ("pg_collation", pg_collation),
+        ("pg_ts_parser", pg_ts_parser),
+        ("pg_ts_template", pg_ts_template),
+        ("pg_ts_dict", pg_ts_dict),
+        ("pg_ts_config", pg_ts_config),
+        ("pg_ts_config_map", pg_ts_config_map),
         ("pg_extension", pg_extension),
         ("pg_language", pg_language),
         ("pg_tablespace", pg_tablespace),
@@ -1542,6 +1547,65 @@ fn pg_collation(_: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
             ("collcollate", if o == 100 { Datum::Null } else { text(collate) }),
             ("collctype", if o == 100 { Datum::Null } else { text(collate) }),
         ]);
+    }
+    Ok(())
+}
+
+// Text search objects: the built-in default parser, the simple and snowball
+// templates, and the configurations Tusk implements (simple, english; see
+// functions/tsearch.rs), with PostgreSQL's OIDs and token mappings.
+
+fn pg_ts_parser(_: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
+    out.push(vec![
+        ("oid", oidv(3722)),
+        ("prsname", name("default")),
+        ("prsnamespace", oidv(PG_CATALOG_NAMESPACE)),
+        ("prsstart", oidv(3717)),
+        ("prstoken", oidv(3718)),
+        ("prsend", oidv(3719)),
+        ("prsheadline", oidv(3720)),
+        ("prslextype", oidv(3721)),
+    ]);
+    Ok(())
+}
+
+fn pg_ts_template(_: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
+    for (o, n, init, lexize) in [(3727u32, "simple", 3725u32, 3726u32), (13150, "snowball", 13148, 13149)] {
+        out.push(vec![("oid", oidv(o)), ("tmplname", name(n)), ("tmplnamespace", oidv(PG_CATALOG_NAMESPACE)), ("tmplinit", oidv(init)), ("tmpllexize", oidv(lexize))]);
+    }
+    Ok(())
+}
+
+fn pg_ts_dict(_: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
+    for (o, n, tmpl, opt) in [(3765u32, "simple", 3727u32, None), (13163, "english_stem", 13150, Some("language = 'english', stopwords = 'english'"))] {
+        out.push(vec![
+            ("oid", oidv(o)),
+            ("dictname", name(n)),
+            ("dictnamespace", oidv(PG_CATALOG_NAMESPACE)),
+            ("dictowner", oidv(BOOTSTRAP_SUPERUSER)),
+            ("dicttemplate", oidv(tmpl)),
+            ("dictinitoption", opt.map(text).unwrap_or(Datum::Null)),
+        ]);
+    }
+    Ok(())
+}
+
+fn pg_ts_config(_: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
+    for (o, n) in [(3748u32, "simple"), (13164, "english")] {
+        out.push(vec![("oid", oidv(o)), ("cfgname", name(n)), ("cfgnamespace", oidv(PG_CATALOG_NAMESPACE)), ("cfgowner", oidv(BOOTSTRAP_SUPERUSER)), ("cfgparser", oidv(3722))]);
+    }
+    Ok(())
+}
+
+fn pg_ts_config_map(_: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
+    // Token types mapped to a dictionary (12 blank, 13 tag, 14 protocol and
+    // 23 entity are not indexed); english stems the word types.
+    const MAPPED: [i32; 19] = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 15, 16, 17, 18, 19, 20, 21, 22];
+    for (cfg, stemmed) in [(3748u32, &[][..]), (13164, &[1, 2, 10, 11, 16, 17][..])] {
+        for t in MAPPED {
+            let dict = if stemmed.contains(&t) { 13163 } else { 3765 };
+            out.push(vec![("mapcfg", oidv(cfg)), ("maptokentype", Datum::Int4(t)), ("mapseqno", Datum::Int4(1)), ("mapdict", oidv(dict))]);
+        }
     }
     Ok(())
 }

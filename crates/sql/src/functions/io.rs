@@ -61,6 +61,7 @@ pub fn write_text(buf: &mut Vec<u8>, d: &Datum, ty: Oid, settings: &Settings) {
         Datum::Oid(0) if matches!(ty, oid::REGTYPE | oid::REGPROC | oid::REGCLASS | oid::REGPROCEDURE | oid::REGNAMESPACE | oid::REGROLE | oid::REGOPER | oid::REGOPERATOR) => buf.push(b'-'),
         Datum::Oid(v) => match ty {
             oid::REGTYPE => buf.extend_from_slice(regtype_name(*v).as_bytes()),
+            super::tsearch::REGCONFIG | super::tsearch::REGDICTIONARY => buf.extend_from_slice(super::tsearch::reg_ts_name(ty, *v).as_bytes()),
             oid::REGPROCEDURE | oid::REGOPER | oid::REGOPERATOR | 4191 => buf.extend_from_slice(reg_object_name(ty, *v).as_bytes()),
             oid::REGPROC if builtins().proc(*v).is_some_and(|p| p.namespace == crate::catalog::PG_CATALOG_NAMESPACE) => {
                 buf.extend_from_slice(reg_object_name(ty, *v).as_bytes())
@@ -484,6 +485,10 @@ pub fn parse_text(s: &str, ty: SqlType, settings: &Settings, explicit: bool) -> 
             Datum::Json(Arc::from(s))
         }
         oid::JSONB => Datum::Json(Arc::from(super::json::jsonb_canonical(s)?)),
+        super::tsearch::TSVECTOR => Datum::from_string(super::tsearch::format_tsvector(&super::tsearch::parse_tsvector(s)?)),
+        super::tsearch::TSQUERY => Datum::from_string(super::tsearch::format_tsquery(&super::tsearch::parse_tsquery(s)?)),
+        super::tsearch::REGCONFIG => Datum::Oid(super::tsearch::regconfig_in(s)?),
+        super::tsearch::REGDICTIONARY => Datum::Oid(super::tsearch::regdictionary_in(s)?),
         oid::VOID => Datum::text(""),
         oid::XML => return Err(super::xml::no_xml_support()),
         oid::RECORD => return Err(PgError::unsupported("input of anonymous composite types")),

@@ -27,6 +27,7 @@ mod signal;
 mod srf;
 mod string;
 pub mod xml;
+pub mod tsearch;
 pub(crate) mod viewdef;
 
 use std::cell::Ref;
@@ -205,6 +206,7 @@ fn registry() -> &'static Registry {
         signal::register(&mut r);
         cast::register(&mut r);
         xml::register(&mut r);
+        tsearch::register(&mut r);
         // Functions that implement casts (int4(float8), numeric(int8), ...)
         // convert with the general cast machinery.
         let b = crate::catalog::builtins();
