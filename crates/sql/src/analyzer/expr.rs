@@ -475,7 +475,10 @@ impl<'a> Analyzer<'a> {
                 if let (Some(Expr::Row { args: la, .. }), Some(Expr::Row { args: ra, .. })) = (&l, &r) {
                     return self.row_compare(&opname, la.clone(), ra.clone(), loc);
                 }
-                self.make_op(&opname, l, r, loc)
+                // A literal that fails its conversion is pointed at, as
+                // make_fn_arguments coerces each side at its own location.
+                let side = |n: &Option<Box<Node>>| n.as_deref().map(expr_location).filter(|l| *l >= 0).unwrap_or(loc);
+                self.make_op_at(&opname, l, r, loc, (side(&e.lexpr), side(&e.rexpr)))
             }
             // ANY / ALL with an array
             2 | 3 => {
@@ -670,15 +673,20 @@ impl<'a> Analyzer<'a> {
 
     /// Builds `l op r` (or prefix `op r`), resolving the operator.
     pub(crate) fn make_op(&mut self, opname: &str, l: Option<Expr>, r: Option<Expr>, loc: i32) -> PgResult<Expr> {
+        self.make_op_at(opname, l, r, loc, (loc, loc))
+    }
+
+    /// make_op with the locations of its two sides, for conversion errors.
+    pub(crate) fn make_op_at(&mut self, opname: &str, l: Option<Expr>, r: Option<Expr>, loc: i32, sides: (i32, i32)) -> PgResult<Expr> {
         let lt = l.as_ref().map(|e| e.ty());
         let rt = r.as_ref().map(|e| e.ty());
         let (func, la, ra, ret) = self.resolve_operator(opname, lt, rt, loc)?;
         let mut args = Vec::with_capacity(2);
         if let (Some(l), Some(la)) = (l, la) {
-            args.push(self.coerce_to(l, la, CoercionContext::Implicit, loc)?);
+            args.push(self.coerce_to(l, la, CoercionContext::Implicit, sides.0)?);
         }
         if let (Some(r), Some(ra)) = (r, ra) {
-            args.push(self.coerce_to(r, ra, CoercionContext::Implicit, loc)?);
+            args.push(self.coerce_to(r, ra, CoercionContext::Implicit, sides.1)?);
         }
         Ok(Expr::Func { func, args, ty: ret })
     }

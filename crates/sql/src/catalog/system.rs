@@ -637,6 +637,10 @@ fn pg_attribute(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
     }
     for r in user_relations(cx) {
         attribute_rows(r, relkind_of(r), out);
+        if let Some((toast, index)) = toast_relations(r) {
+            attribute_rows(&toast, 't', out);
+            attribute_rows(&index, 'i', out);
+        }
     }
     Ok(())
 }
