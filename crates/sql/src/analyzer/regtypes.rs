@@ -184,7 +184,7 @@ impl Analyzer<'_> {
     }
 
     fn arg_types(&self, args: &[String]) -> PgResult<Vec<Oid>> {
-        args.iter().map(|a| crate::functions::cast::regtype_in(a)).collect()
+        args.iter().map(|a| arg_type(a)).collect()
     }
 
     fn regprocedure_in(&self, s: &str) -> PgResult<Oid> {
@@ -251,7 +251,7 @@ impl Analyzer<'_> {
         if args.len() != 2 {
             return Err(PgError::new(sqlstate::TOO_MANY_ARGUMENTS, "too many arguments").with_hint("Provide two argument types for operator."));
         }
-        let side = |a: &str| if a.eq_ignore_ascii_case("none") { Ok(0) } else { crate::functions::cast::regtype_in(a) };
+        let side = |a: &str| if a.eq_ignore_ascii_case("none") { Ok(0) } else { arg_type(a) };
         let (left, right) = (side(&args[0])?, side(&args[1])?);
         self.operators_named(&names, Some((left, right)))?
             .first()
@@ -318,4 +318,11 @@ mod tests {
         let (n, a) = name_and_args("abs(numeric(10,2))", false).unwrap();
         assert_eq!((n, a), (vec!["abs".to_string()], vec!["numeric(10,2)".to_string()]));
     }
+}
+
+/// A type named inside a reg* literal's argument list. Its errors carry no
+/// position of their own: they point at the literal, or at nothing when a
+/// function such as to_regprocedure reads the string.
+fn arg_type(name: &str) -> PgResult<Oid> {
+    crate::functions::cast::regtype_in(name).map_err(|e| PgError { position: None, ..e })
 }

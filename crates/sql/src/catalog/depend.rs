@@ -252,7 +252,10 @@ fn relation_dependencies(cat: &DbCatalog, rel: &Relation, out: &mut Vec<Dependen
                 let con = ObjectAddress::constraint(c.oid);
                 match c.kind {
                     ConstraintKind::PrimaryKey | ConstraintKind::Unique => {
-                        for &a in &c.columns {
+                        // Its index's INCLUDE columns too (CreateConstraintEntry
+                        // records all of constraintNTotalKeys).
+                        let include = cat.relations.get(&c.index).and_then(|ix| ix.index.as_ref()).map(|i| i.include.clone()).unwrap_or_default();
+                        for &a in c.columns.iter().chain(include.iter()) {
                             push(con, ObjectAddress::column(rel.oid, a), DepType::Auto);
                         }
                     }

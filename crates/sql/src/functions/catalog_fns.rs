@@ -596,10 +596,11 @@ fn to_reg_object(a: &[Datum], c: &FnCtx, reg_type: tusk_types::Oid) -> PgResult<
         Ok(d) => Ok(d),
         // PostgreSQL 15 parses the argument types with parseTypeString,
         // which fails on a missing type (later versions return NULL).
-        Err(e) if matches!(reg_type, oid::REGOPERATOR | oid::REGPROCEDURE) && e.code == sqlstate::UNDEFINED_OBJECT && e.message.starts_with("type ") => Err(e),
+        Err(e) if matches!(reg_type, oid::REGOPERATOR | oid::REGPROCEDURE) && e.message.starts_with("type ") => Err(tusk_types::PgError { position: None, ..e }),
         Err(e) if crate::analyzer::regtypes::is_missing_object(&e) => Ok(Datum::Null),
         Err(e) if e.code == sqlstate::AMBIGUOUS_FUNCTION && matches!(reg_type, oid::REGPROC | oid::REGOPER) => Ok(Datum::Null),
-        Err(e) => Err(e),
+        // The errors are about the argument string: no statement position.
+        Err(e) => Err(tusk_types::PgError { position: None, ..e }),
     }
 }
 
