@@ -13,6 +13,7 @@ pub mod keywords;
 pub mod normalize;
 pub mod parser;
 pub mod plan;
+pub mod procedural;
 pub mod planner;
 pub mod query;
 pub mod session;

@@ -214,6 +214,13 @@ impl<'a> Analyzer<'a> {
                 .with_position(pos(p.location)));
         }
         let idx = p.number as usize - 1;
+        if let Some(src) = self.param_source {
+            let ty = src.param_type(p.number as usize).ok_or_else(|| {
+                PgError::new(sqlstate::UNDEFINED_PARAMETER, format!("there is no parameter ${}", p.number)).with_position(pos(p.location))
+            })?;
+            self.note_param(idx, ty);
+            return Ok(Expr::Param(idx, ty));
+        }
         let mut params = self.params.borrow_mut();
         if idx >= params.len() {
             if idx >= 65535 {
@@ -228,7 +235,59 @@ impl<'a> Analyzer<'a> {
 
     // ---------------------------------------------------------------- column references
 
+    /// Records a parameter a `ParamSource` handed out, so that the
+    /// statement's parameter list covers it.
+    fn note_param(&self, idx: usize, ty: SqlType) {
+        let mut params = self.params.borrow_mut();
+        if idx >= params.len() {
+            params.resize(idx + 1, t(oid::UNKNOWN));
+        }
+        params[idx] = ty;
+    }
+
+    /// A column reference that may name a variable of the procedural code
+    /// (PL/pgSQL's resolve_column_ref, called around the parser's own
+    /// lookup as its pre/post column-reference hooks).
     fn transform_column_ref(&mut self, c: &pb::ColumnRef) -> PgResult<Expr> {
+        let Some(src) = self.param_source else { return self.transform_column_ref_plain(c) };
+        let parts: Vec<&str> = c.fields.iter().map_while(|f| node_string(f)).collect();
+        let star = parts.len() < c.fields.len();
+        let Some((resolved, consumed)) = src.resolve(&parts) else { return self.transform_column_ref_plain(c) };
+        let var = |a: &mut Self| -> PgResult<Expr> {
+            let mut e = match &resolved {
+                crate::procedural::ResolvedName::Param { index, ty } => {
+                    a.note_param(*index, *ty);
+                    Expr::Param(*index, *ty)
+                }
+                crate::procedural::ResolvedName::Field { index, record_ty, field, ty } => {
+                    a.note_param(*index, *record_ty);
+                    Expr::FieldSelect { arg: Box::new(Expr::Param(*index, *record_ty)), field: *field, ty: *ty }
+                }
+            };
+            for f in &parts[consumed..] {
+                e = a.field_select(e, f).map_err(|err| err.with_position(pos(c.location)))?;
+            }
+            if star {
+                return Err(PgError::unsupported("\"*\" of a procedural variable in a column reference").with_position(pos(c.location)));
+            }
+            Ok(e)
+        };
+        match src.conflict() {
+            crate::procedural::VariableConflict::UseVariable => var(self),
+            crate::procedural::VariableConflict::UseColumn => match self.transform_column_ref_plain(c) {
+                Ok(e) => Ok(e),
+                Err(_) => var(self),
+            },
+            crate::procedural::VariableConflict::Error => match self.transform_column_ref_plain(c) {
+                Ok(_) => Err(PgError::new(sqlstate::AMBIGUOUS_COLUMN, format!("column reference \"{}\" is ambiguous", parts.join(".")))
+                    .with_detail("It could refer to either a PL/pgSQL variable or a table column.")
+                    .with_position(pos(c.location))),
+                Err(_) => var(self),
+            },
+        }
+    }
+
+    fn transform_column_ref_plain(&mut self, c: &pb::ColumnRef) -> PgResult<Expr> {
         let mut parts: Vec<&str> = Vec::new();
         let mut star = false;
         for f in &c.fields {
@@ -1571,6 +1630,7 @@ impl<'a> Analyzer<'a> {
                 let level = self.levels.get(self.levels.len().checked_sub(1 + v.levels_up as usize)?)?;
                 rte_column_fields(self.b, &level.rtable, v.rte, v.col)
             }
+            Expr::Param(i, _) if self.param_source.is_some() => self.param_source.and_then(|s| s.param_fields(*i)),
             other => expr_record_fields(self.b, other, &[]),
         }
     }
