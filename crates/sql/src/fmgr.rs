@@ -57,6 +57,21 @@ impl ParamSource for SqlFunctionParams<'_> {
     }
 }
 
+/// regprocout / regprocedureout for a user-defined function: qualified
+/// when the search path would not find it.
+pub fn reg_name(f: &Function, with_args: bool, env: &crate::session::SessionEnv) -> String {
+    let q = crate::functions::quote_ident;
+    let schema = env.catalog.namespace_name(f.namespace).to_string();
+    let visible = env.s.settings.borrow().search_path.iter().any(|s| *s == schema || (s == "$user" && schema == env.s.user));
+    let name = if visible { q(&f.name) } else { format!("{}.{}", q(&schema), q(&f.name)) };
+    if !with_args {
+        return name;
+    }
+    let b = crate::catalog::builtins();
+    let args: Vec<String> = f.input_types().iter().map(|&t| crate::analyzer::types::format_type_be(b, t)).collect();
+    format!("{}({})", name, args.join(","))
+}
+
 /// `name(type, ...)` as error CONTEXT lines name a function.
 pub fn signature(f: &Function) -> String {
     let b = crate::catalog::builtins();

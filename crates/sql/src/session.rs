@@ -977,7 +977,10 @@ impl QueryRun {
             .columns
             .iter()
             .enumerate()
-            .filter(|(_, c)| matches!(c.ty.oid, tusk_types::oid::REGCLASS | tusk_types::oid::REGROLE | tusk_types::oid::REGNAMESPACE))
+            .filter(|(_, c)| {
+                matches!(c.ty.oid, tusk_types::oid::REGCLASS | tusk_types::oid::REGROLE | tusk_types::oid::REGNAMESPACE)
+                    || (matches!(c.ty.oid, tusk_types::oid::REGPROC | tusk_types::oid::REGPROCEDURE) && !self.catalog.functions.is_empty())
+            })
             .map(|(i, _)| i)
             .collect();
         let result = (|| {
@@ -1003,6 +1006,14 @@ impl QueryRun {
                         for &i in &reg_columns {
                             // (0 prints as "-" through the type's own output)
                             if let Some(Datum::Oid(o)) = row.get(i).filter(|d| !matches!(d, Datum::Oid(0))) {
+                                let ty = self.columns[i].ty.oid;
+                                if matches!(ty, tusk_types::oid::REGPROC | tusk_types::oid::REGPROCEDURE) {
+                                    // Built-in functions print through the type's own output.
+                                    if let Some(f) = self.catalog.functions.get(o) {
+                                        row[i] = Datum::from_string(crate::fmgr::reg_name(f, ty == tusk_types::oid::REGPROCEDURE, &env));
+                                    }
+                                    continue;
+                                }
                                 row[i] = Datum::from_string(if self.columns[i].ty.oid == tusk_types::oid::REGROLE {
                                     crate::functions::cast::regrole_out(*o, &env)
                                 } else if self.columns[i].ty.oid == tusk_types::oid::REGNAMESPACE {

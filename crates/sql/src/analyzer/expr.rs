@@ -1146,10 +1146,7 @@ impl<'a> Analyzer<'a> {
                 }
         };
         cands.retain(|(_, p)| visible(p.namespace, self));
-        // CALL sees procedures only; expressions see everything else (a
-        // procedure chosen there is refused below).
-        let calling = self.calling_procedure;
-        cands.retain(|(_, p)| (p.kind == 'p') == calling || !calling);
+
         let mut args = args;
         if named {
             // Named notation: each candidate puts the arguments in its own
@@ -1328,6 +1325,11 @@ impl<'a> Analyzer<'a> {
                 format!("window function {name} requires an OVER clause"),
             )
             .with_position(pos(f.location)));
+        }
+        if self.calling_procedure && proc.kind != 'p' {
+            return Err(PgError::new(sqlstate::WRONG_OBJECT_TYPE, format!("{} is not a procedure", sig()))
+                .with_hint("To call a function, use SELECT.")
+                .with_position(pos(f.location)));
         }
         if proc.kind == 'p' && !self.calling_procedure {
             return Err(PgError::new(sqlstate::WRONG_OBJECT_TYPE, format!("{name} is a procedure"))

@@ -165,10 +165,9 @@ impl Analyzer<'_> {
             .ok_or_else(|| PgError::new(sqlstate::UNDEFINED_TABLE, format!("relation \"{}\" does not exist", names.join("."))))
     }
 
-    /// Built-in functions (all in pg_catalog) named `name` in `namespaces`.
+    /// Functions (built-in and user-defined) named `name` in `namespaces`.
     fn functions_named(&self, namespaces: &[Oid], name: &str) -> Vec<Oid> {
-        let b = crate::catalog::builtins();
-        let mut found: Vec<Oid> = b.procs_by_name.get(name).into_iter().flatten().copied().filter(|o| namespaces.contains(&b.procs[o].namespace)).collect();
+        let mut found: Vec<Oid> = self.env.catalog.procs_named(name).filter(|p| namespaces.contains(&p.namespace)).map(|p| p.oid).collect();
         found.sort_unstable();
         found
     }
@@ -191,10 +190,10 @@ impl Analyzer<'_> {
         let (names, args) = name_and_args(s, false)?;
         let args = self.arg_types(&args)?;
         let (namespaces, name) = self.lookup_namespaces(&names)?;
-        let b = crate::catalog::builtins();
+        let catalog = self.env.catalog;
         self.functions_named(&namespaces, &name)
             .into_iter()
-            .find(|o| b.procs[o].argtypes == args)
+            .find(|o| catalog.proc(*o).is_some_and(|p| p.argtypes == args))
             .ok_or_else(|| PgError::new(sqlstate::UNDEFINED_FUNCTION, format!("function \"{s}\" does not exist")))
     }
 

@@ -785,3 +785,132 @@ pub fn do_block(s: &mut SqlSession, d: &pb::DoStmt) -> PgResult<UtilityResult> {
     crate::fmgr::run_do(s, d)?;
     UtilityResult::tag("DO")
 }
+
+// ---------------------------------------------------------------- ALTER
+
+fn object_kind(objtype: i32) -> char {
+    match pb::ObjectType::from_i32(objtype) {
+        Some(pb::ObjectType::ObjectProcedure) => 'p',
+        Some(pb::ObjectType::ObjectRoutine) => 'r',
+        _ => 'f',
+    }
+}
+
+/// The function an ALTER names, which the current role must own.
+fn function_to_alter(s: &SqlSession, owa: &pb::ObjectWithArgs, kind: char) -> PgResult<Function> {
+    let catalog = s.catalog()?;
+    let f = lookup_function(s, &catalog, owa, kind, false)?.ok_or_else(|| PgError::internal("function lookup"))?;
+    let me = grant::current_role_oid(s);
+    if f.owner != me && !s.cluster_catalog().is_superuser(me) {
+        return Err(PgError::new(
+            sqlstate::INSUFFICIENT_PRIVILEGE,
+            format!("must be owner of {} {}", if f.kind == 'p' { "procedure" } else { "function" }, f.name),
+        ));
+    }
+    Ok((*f).clone())
+}
+
+fn store_altered(s: &SqlSession, mut f: Function) -> PgResult<()> {
+    f.version = new_oid(s)? as u64;
+    let txn = s.txn()?;
+    txn.get_for_update(&store::function_name_key(s.db, f.namespace, &f.name))?;
+    store::put_function(txn, s.db, &f)?;
+    s.reload_txn_catalog()
+}
+
+/// ALTER FUNCTION/PROCEDURE/ROUTINE ... action [...].
+pub fn alter_function(s: &mut SqlSession, a: &pb::AlterFunctionStmt) -> PgResult<()> {
+    let owa = a.func.as_ref().ok_or_else(|| PgError::internal("ALTER FUNCTION without a function"))?;
+    let mut f = function_to_alter(s, owa, object_kind(a.objtype))?;
+    let attrs = parse_attributes(&a.actions)?;
+    if let Some(v) = attrs.volatility {
+        f.volatility = v;
+    }
+    if let Some(v) = attrs.strict {
+        f.strict = v;
+    }
+    if let Some(v) = attrs.security_definer {
+        f.security_definer = v;
+    }
+    if let Some(v) = attrs.leakproof {
+        f.leakproof = v;
+    }
+    if let Some(v) = attrs.parallel {
+        f.parallel = v;
+    }
+    if let Some(v) = attrs.cost {
+        f.cost = v;
+    }
+    if let Some(v) = attrs.rows {
+        if !f.retset {
+            return Err(invalid_definition("ROWS is not applicable when function does not return a set"));
+        }
+        f.rows = v;
+    }
+    if attrs.reset_all {
+        f.config.clear();
+    }
+    for (name, value) in attrs.config {
+        f.config.retain(|c| c.split('=').next() != Some(name.as_str()));
+        if let Some(v) = value {
+            f.config.push(format!("{name}={v}"));
+        }
+    }
+    store_altered(s, f)
+}
+
+/// ALTER FUNCTION ... RENAME TO.
+pub fn rename_function(s: &mut SqlSession, r: &pb::RenameStmt) -> PgResult<()> {
+    let Some(NodeEnum::ObjectWithArgs(owa)) = r.object.as_deref().and_then(|n| n.node.as_ref()) else {
+        return Err(PgError::internal("RENAME of a function without a signature"));
+    };
+    let mut f = function_to_alter(s, owa, object_kind(r.rename_type))?;
+    let catalog = s.catalog()?;
+    let sig = signature_types(&f.params, f.kind == 'p');
+    if catalog.functions.values().any(|g| g.namespace == f.namespace && g.name == r.newname && signature_types(&g.params, g.kind == 'p') == sig) {
+        return Err(PgError::new(
+            sqlstate::DUPLICATE_FUNCTION,
+            format!(
+                "{} {} already exists in schema \"{}\"",
+                if f.kind == 'p' { "procedure" } else { "function" },
+                display_signature(&r.newname, &sig),
+                catalog.namespace_name(f.namespace)
+            ),
+        ));
+    }
+    s.txn()?.get_for_update(&store::function_name_key(s.db, f.namespace, &f.name))?;
+    f.name = r.newname.clone();
+    store_altered(s, f)
+}
+
+/// ALTER FUNCTION ... OWNER TO.
+pub fn alter_function_owner(s: &mut SqlSession, a: &pb::AlterOwnerStmt) -> PgResult<()> {
+    let Some(NodeEnum::ObjectWithArgs(owa)) = a.object.as_deref().and_then(|n| n.node.as_ref()) else {
+        return Err(PgError::internal("OWNER TO of a function without a signature"));
+    };
+    let mut f = function_to_alter(s, owa, object_kind(a.object_type))?;
+    f.owner = grant::role_spec_oid(s, a.newowner.as_ref())?;
+    store_altered(s, f)
+}
+
+/// ALTER FUNCTION ... SET SCHEMA.
+pub fn alter_function_schema(s: &mut SqlSession, a: &pb::AlterObjectSchemaStmt) -> PgResult<()> {
+    let Some(NodeEnum::ObjectWithArgs(owa)) = a.object.as_deref().and_then(|n| n.node.as_ref()) else {
+        return Err(PgError::internal("SET SCHEMA of a function without a signature"));
+    };
+    let mut f = function_to_alter(s, owa, object_kind(a.object_type))?;
+    let catalog = s.catalog()?;
+    let nsp = *catalog
+        .namespace_by_name
+        .get(&a.newschema)
+        .ok_or_else(|| PgError::new(sqlstate::INVALID_SCHEMA_NAME, format!("schema \"{}\" does not exist", a.newschema)))?;
+    let sig = signature_types(&f.params, f.kind == 'p');
+    if catalog.functions.values().any(|g| g.namespace == nsp && g.name == f.name && signature_types(&g.params, g.kind == 'p') == sig) {
+        return Err(PgError::new(
+            sqlstate::DUPLICATE_FUNCTION,
+            format!("function {} already exists in schema \"{}\"", display_signature(&f.name, &sig), a.newschema),
+        ));
+    }
+    f.namespace = nsp;
+    store_altered(s, f)
+}

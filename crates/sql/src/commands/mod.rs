@@ -88,6 +88,19 @@ pub fn forbidden_in_block(node: &NodeEnum) -> Option<&'static str> {
     }
 }
 
+fn is_routine_type(t: i32) -> bool {
+    t == pb::ObjectType::ObjectFunction as i32 || t == pb::ObjectType::ObjectProcedure as i32 || t == pb::ObjectType::ObjectRoutine as i32
+}
+
+/// "ALTER FUNCTION", "ALTER PROCEDURE" or "ALTER ROUTINE".
+fn function_tag(t: i32, verb: &str) -> &'static str {
+    match (verb, pb::ObjectType::from_i32(t)) {
+        ("ALTER", Some(pb::ObjectType::ObjectProcedure)) => "ALTER PROCEDURE",
+        ("ALTER", Some(pb::ObjectType::ObjectRoutine)) => "ALTER ROUTINE",
+        _ => "ALTER FUNCTION",
+    }
+}
+
 /// Runs a utility statement inside the session's current transaction.
 pub fn execute_utility(s: &mut SqlSession, stmt: &ParsedStatement, sql: &str) -> PgResult<UtilityResult> {
     let r = execute_ddl_node(s, &stmt.node, sql);
@@ -178,6 +191,22 @@ pub(crate) fn execute_ddl_node(s: &mut SqlSession, node: &NodeEnum, sql: &str) -
         NodeEnum::DropSubscriptionStmt(d) => {
             subscription::drop_subscription(s, d)?;
             UtilityResult::tag("DROP SUBSCRIPTION")
+        }
+        NodeEnum::AlterFunctionStmt(a) => {
+            function::alter_function(s, a)?;
+            UtilityResult::tag(function_tag(a.objtype, "ALTER"))
+        }
+        NodeEnum::RenameStmt(r) if is_routine_type(r.rename_type) => {
+            function::rename_function(s, r)?;
+            UtilityResult::tag(function_tag(r.rename_type, "ALTER"))
+        }
+        NodeEnum::AlterOwnerStmt(a) if is_routine_type(a.object_type) => {
+            function::alter_function_owner(s, a)?;
+            UtilityResult::tag(function_tag(a.object_type, "ALTER"))
+        }
+        NodeEnum::AlterObjectSchemaStmt(a) if is_routine_type(a.object_type) => {
+            function::alter_function_schema(s, a)?;
+            UtilityResult::tag(function_tag(a.object_type, "ALTER"))
         }
         NodeEnum::RenameStmt(r)
             if r.rename_type == pb::ObjectType::ObjectPublication as i32 || r.rename_type == pb::ObjectType::ObjectSubscription as i32 =>
