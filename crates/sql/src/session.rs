@@ -92,6 +92,9 @@ pub struct SqlSession {
     pub cursors: RefCell<crate::commands::cursor::Cursors>,
     /// Named prepared statements, for pg_prepared_statements.
     pub prepared_statements: RefCell<std::collections::BTreeMap<String, PreparedStatementInfo>>,
+    /// LISTEN/NOTIFY: this transaction's notifications and actions, and
+    /// whether the session listens (see `commands::notify`).
+    pub notify: RefCell<crate::commands::notify::SessionNotify>,
 }
 
 /// What SET CONSTRAINTS chose in a transaction: for all deferrable
@@ -133,6 +136,7 @@ struct SavepointMark {
     fresh_storage: HashMap<u32, usize>,
     constraint_modes: ConstraintModes,
     deferred_checks: usize,
+    notify: crate::commands::notify::NotifyMark,
 }
 
 /// What a temporary table's ON COMMIT clause asks for at commit.
@@ -181,6 +185,7 @@ impl SqlSession {
         settings.set_internal("is_superuser", if role.superuser { "on" } else { "off" });
         Ok(SqlSession {
             prepared_statements: RefCell::new(std::collections::BTreeMap::new()),
+            notify: RefCell::new(Default::default()),
             cluster,
             db,
             db_name: db_name.to_string(),
@@ -324,6 +329,15 @@ impl SqlSession {
         }
         self.clear_deferred_checks();
         self.run_on_commit_actions()?;
+        // PreCommit_Notify: notifying transactions commit one at a time.
+        let notifier = self.cluster.notifier.clone();
+        let notify_order = match self.notify.get_mut().pre_commit(&notifier) {
+            Ok(order) => order,
+            Err(e) => {
+                self.rollback();
+                return Err(e);
+            }
+        };
         let Some(txn) = self.txn.take() else { return Ok(()) };
         let ddl = self.txn_catalog.take().is_some();
         self.txn_cluster = None;
@@ -337,6 +351,11 @@ impl SqlSession {
         // this commit (which releases the relation locks) and the reload.
         let gate = (ddl || cluster_changed).then(|| self.cluster.catalog_commit_gate());
         let result = txn.commit();
+        match result {
+            Ok(()) => self.notify.get_mut().at_commit(&notifier, self.db, self.pid),
+            Err(_) => self.notify.get_mut().at_rollback(),
+        }
+        drop(notify_order);
         if cluster_changed {
             self.cluster.reload_cluster()?;
         }
@@ -499,6 +518,7 @@ impl SqlSession {
         self.locked_relations.borrow_mut().clear();
         self.drop_fresh_storage();
         self.clear_deferred_checks();
+        self.notify.get_mut().at_rollback();
         self.cluster_changed = false;
         self.end_settings_transaction(false);
     }
@@ -531,6 +551,7 @@ impl SqlSession {
             fresh_storage: self.fresh_storage.borrow().clone(),
             constraint_modes: self.constraint_modes.borrow().clone(),
             deferred_checks: self.deferred_checks.borrow().len(),
+            notify: self.notify.borrow().mark(),
         });
         Ok(())
     }
@@ -574,6 +595,7 @@ impl SqlSession {
             self.cluster.drop_storage(&gone);
             *self.fresh_storage.borrow_mut() = m.fresh_storage;
             *self.constraint_modes.borrow_mut() = m.constraint_modes;
+            self.notify.get_mut().rollback_to(m.notify);
             let undone: Vec<DeferredCheck> = self.deferred_checks.borrow_mut().drain(m.deferred_checks..).collect();
             let mut rows = self.deferred_rows.borrow_mut();
             for c in undone {
@@ -1017,6 +1039,15 @@ impl<'a> Env for SessionEnv<'a> {
     }
     fn defer_check(&self, check: DeferredCheck) {
         self.s.defer_check(check)
+    }
+    fn notify(&self, channel: Arc<str>, payload: Arc<str>) -> PgResult<()> {
+        crate::commands::notify::notify(self.s, channel, payload)
+    }
+    fn listening_channels(&self) -> Vec<String> {
+        crate::commands::notify::listening_channels(self.s)
+    }
+    fn notification_queue_usage(&self) -> f64 {
+        self.s.cluster.notifier.usage()
     }
 
     fn settings(&self) -> Ref<'_, Settings> {

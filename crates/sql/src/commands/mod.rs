@@ -13,6 +13,7 @@ pub mod foreign;
 pub mod grant;
 pub mod inherit;
 pub mod naming;
+pub mod notify;
 pub mod owned;
 pub mod publication;
 pub mod reindex;
@@ -277,7 +278,13 @@ pub(crate) fn execute_ddl_node(s: &mut SqlSession, node: &NodeEnum, sql: &str) -
             s.cluster.engine.sync_wal()?;
             UtilityResult::tag("CHECKPOINT")
         }
-        NodeEnum::DiscardStmt(_) => UtilityResult::tag("DISCARD ALL"),
+        NodeEnum::DiscardStmt(d) => {
+            // DISCARD ALL includes UNLISTEN * (connection poolers reset with it).
+            if d.target == pb::DiscardMode::DiscardAll as i32 {
+                notify::unlisten(s, None);
+            }
+            UtilityResult::tag("DISCARD ALL")
+        }
         NodeEnum::ConstraintsSetStmt(c) => {
             set_constraints(s, c)?;
             UtilityResult::tag("SET CONSTRAINTS")
@@ -341,7 +348,19 @@ pub(crate) fn execute_ddl_node(s: &mut SqlSession, node: &NodeEnum, sql: &str) -
         }
         NodeEnum::CreateExtensionStmt(_) => Err(PgError::unsupported("extensions")),
         NodeEnum::CopyStmt(_) => Err(PgError::unsupported("COPY")),
-        NodeEnum::ListenStmt(_) | NodeEnum::NotifyStmt(_) | NodeEnum::UnlistenStmt(_) => Err(PgError::unsupported("LISTEN and NOTIFY")),
+        NodeEnum::ListenStmt(l) => {
+            notify::listen(s, &l.conditionname);
+            UtilityResult::tag("LISTEN")
+        }
+        NodeEnum::UnlistenStmt(u) => {
+            // UNLISTEN * parses to an empty name (a quoted "" is refused).
+            notify::unlisten(s, Some(u.conditionname.as_str()).filter(|c| !c.is_empty()));
+            UtilityResult::tag("UNLISTEN")
+        }
+        NodeEnum::NotifyStmt(n) => {
+            notify::notify(s, n.conditionname.as_str().into(), n.payload.as_str().into())?;
+            UtilityResult::tag("NOTIFY")
+        }
         NodeEnum::AlterOwnerStmt(a)
             if a.object_type == pb::ObjectType::ObjectFdw as i32 || a.object_type == pb::ObjectType::ObjectForeignServer as i32 =>
         {
@@ -409,6 +428,10 @@ fn is_write_utility(node: &NodeEnum) -> bool {
             | NodeEnum::ClosePortalStmt(_)
             // Rebuilds storage without changing what anyone reads (PostgreSQL's COMMAND_OK_IN_READ_ONLY_TXN).
             | NodeEnum::ReindexStmt(_)
+            // LISTEN/NOTIFY write no data (COMMAND_OK_IN_READ_ONLY_TXN).
+            | NodeEnum::ListenStmt(_)
+            | NodeEnum::UnlistenStmt(_)
+            | NodeEnum::NotifyStmt(_)
     )
 }
 
