@@ -331,7 +331,7 @@ impl SqlSession {
         self.run_on_commit_actions()?;
         // PreCommit_Notify: notifying transactions commit one at a time.
         let notifier = self.cluster.notifier.clone();
-        let notify_order = match self.notify.get_mut().pre_commit(&notifier) {
+        let notify_order = match self.notify.get_mut().pre_commit(&notifier, self.notices.get_mut()) {
             Ok(order) => order,
             Err(e) => {
                 self.rollback();
@@ -352,10 +352,12 @@ impl SqlSession {
         let gate = (ddl || cluster_changed).then(|| self.cluster.catalog_commit_gate());
         let result = txn.commit();
         match result {
-            Ok(()) => self.notify.get_mut().at_commit(&notifier, self.db, self.pid),
-            Err(_) => self.notify.get_mut().at_rollback(),
+            Ok(()) => self.notify.get_mut().at_commit(&notifier, notify_order, self.db, self.pid),
+            Err(_) => {
+                drop(notify_order);
+                self.notify.get_mut().at_rollback()
+            }
         }
-        drop(notify_order);
         if cluster_changed {
             self.cluster.reload_cluster()?;
         }

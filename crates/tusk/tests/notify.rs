@@ -321,6 +321,12 @@ async fn limits_and_errors() {
     let e = me.client.batch_execute(&format!("SELECT pg_notify('{}', 'x')", "c".repeat(64))).await.unwrap_err();
     assert_eq!(err(e), "22023 channel name too long");
     me.client.batch_execute(&format!("SELECT pg_notify('{}', 'x')", "c".repeat(63))).await.unwrap();
+    // LISTEN and NOTIFY name channels with identifiers, cut to 63 bytes.
+    let long = "l".repeat(70);
+    me.run(&format!("LISTEN {long}; NOTIFY {long}, 'cut'")).await;
+    let n = me.next().await;
+    assert_eq!((n.0.len(), n.1.as_str()), (63, "cut"));
+    me.run(&format!("UNLISTEN {long}")).await;
     // Allowed in read-only transactions, as in PostgreSQL.
     me.run("BEGIN READ ONLY; NOTIFY ch, 'read only'; LISTEN ro; COMMIT").await;
     assert_eq!(me.next().await.1, "read only");

@@ -348,17 +348,19 @@ pub(crate) fn execute_ddl_node(s: &mut SqlSession, node: &NodeEnum, sql: &str) -
         }
         NodeEnum::CreateExtensionStmt(_) => Err(PgError::unsupported("extensions")),
         NodeEnum::CopyStmt(_) => Err(PgError::unsupported("COPY")),
+        // Channel names are identifiers, cut to NAMEDATALEN - 1 bytes as the lexer cuts them.
         NodeEnum::ListenStmt(l) => {
-            notify::listen(s, &l.conditionname);
+            notify::listen(s, &naming::truncate_identifier(&l.conditionname));
             UtilityResult::tag("LISTEN")
         }
         NodeEnum::UnlistenStmt(u) => {
             // UNLISTEN * parses to an empty name (a quoted "" is refused).
-            notify::unlisten(s, Some(u.conditionname.as_str()).filter(|c| !c.is_empty()));
+            let channel = naming::truncate_identifier(&u.conditionname);
+            notify::unlisten(s, Some(channel.as_str()).filter(|c| !c.is_empty()));
             UtilityResult::tag("UNLISTEN")
         }
         NodeEnum::NotifyStmt(n) => {
-            notify::notify(s, n.conditionname.as_str().into(), n.payload.as_str().into())?;
+            notify::notify(s, naming::truncate_identifier(&n.conditionname).into(), n.payload.as_str().into())?;
             UtilityResult::tag("NOTIFY")
         }
         NodeEnum::AlterOwnerStmt(a)

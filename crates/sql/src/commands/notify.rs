@@ -46,6 +46,9 @@ const PAYLOAD_MAX_LENGTH: usize = 8192 - NAMEDATALEN - 128;
 /// the SLRU ring PostgreSQL 15 lets the queue fill.
 const QUEUE_CAPACITY: u64 = (32 * 0x10000 / 2) * 8192;
 
+/// QUEUE_FULL_WARN_INTERVAL: how often a filling queue is warned about.
+const FILL_WARNING_INTERVAL: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// Calls the session to take its notifications (see the module comment).
 pub type Wakeup = Arc<dyn Fn() + Send + Sync>;
 
@@ -63,6 +66,8 @@ pub struct Notification {
     /// Queue bytes it holds once committed, given back to the queue when
     /// the last listener has taken it.
     size: u64,
+    /// Its place in the commit order.
+    seq: u64,
     queue: Option<Arc<AtomicU64>>,
 }
 
@@ -99,20 +104,69 @@ impl Listener {
 }
 
 /// The cluster's notification hub: who listens, and what waits for them.
-#[derive(Default)]
 pub struct Notifier {
     listeners: Mutex<HashMap<i32, Listener>>,
     /// Held by a notifying transaction from before its storage commit
-    /// until its notifications are in the inboxes.
-    commit_order: Mutex<()>,
+    /// until its notifications are in the inboxes; counts the
+    /// notifications committed so far.
+    commit_order: Mutex<u64>,
     /// Queue bytes held by notifications not yet taken by all listeners.
     used: Arc<AtomicU64>,
+    capacity: u64,
+    /// When the queue was last warned about as filling up.
+    fill_warned: Mutex<Option<std::time::Instant>>,
+}
+
+impl Default for Notifier {
+    fn default() -> Notifier {
+        Notifier::with_capacity(QUEUE_CAPACITY)
+    }
 }
 
 impl Notifier {
+    /// A notifier whose queue holds `capacity` bytes of entries.
+    pub fn with_capacity(capacity: u64) -> Notifier {
+        Notifier {
+            listeners: Mutex::default(),
+            commit_order: Mutex::default(),
+            used: Arc::default(),
+            capacity,
+            fill_warned: Mutex::default(),
+        }
+    }
+
     /// pg_notification_queue_usage(): the fraction of the queue in use.
     pub fn usage(&self) -> f64 {
-        self.used.load(Ordering::Relaxed) as f64 / QUEUE_CAPACITY as f64
+        self.used.load(Ordering::Relaxed) as f64 / self.capacity as f64
+    }
+
+    /// asyncQueueFillWarning: past half full, a WARNING every few seconds
+    /// naming the listener that holds up the oldest notification.
+    fn fill_warning(&self) -> Option<PgError> {
+        let usage = self.usage();
+        if usage < 0.5 {
+            return None;
+        }
+        let now = std::time::Instant::now();
+        let mut warned = self.fill_warned.lock();
+        if warned.is_some_and(|t| now.duration_since(t) < FILL_WARNING_INTERVAL) {
+            return None;
+        }
+        *warned = Some(now);
+        let slowest = self
+            .listeners
+            .lock()
+            .iter()
+            .filter_map(|(pid, l)| l.inbox.front().map(|n| (n.seq, *pid)))
+            .min()
+            .map(|(_, pid)| pid);
+        let mut w = PgError::warning(format!("NOTIFY queue is {:.0}% full", usage * 100.0));
+        if let Some(pid) = slowest {
+            w = w
+                .with_detail(format!("The server process with PID {pid} is among those with the oldest transactions."))
+                .with_hint("The NOTIFY queue cannot be emptied until that process ends its current transaction.");
+        }
+        Some(w)
     }
 
     /// The channels a session listens on, in the order it began to.
@@ -189,7 +243,7 @@ impl SessionNotify {
         self.newest_by_hash.insert(h, self.notifications.len());
         self.older_same_hash.push(newest);
         let size = entry_size(&channel, &payload);
-        self.notifications.push(Arc::new(Notification { channel, payload, pid, size, queue: None }));
+        self.notifications.push(Arc::new(Notification { channel, payload, pid, size, seq: 0, queue: None }));
     }
 
     /// Where the transaction stands, for a savepoint.
@@ -220,15 +274,17 @@ impl SessionNotify {
     }
 
     /// PreCommit_Notify: before the storage commit, refuses notifications
-    /// the queue has no room for (the transaction then rolls back), and
-    /// takes the commit order (held until `at_commit`).
-    pub fn pre_commit<'a>(&self, notifier: &'a Notifier) -> PgResult<Option<MutexGuard<'a, ()>>> {
+    /// the queue has no room for (the transaction then rolls back), warns
+    /// when it fills up (into `warnings`), and takes the commit order
+    /// (held until `at_commit`).
+    pub fn pre_commit<'a>(&self, notifier: &'a Notifier, warnings: &mut Vec<PgError>) -> PgResult<Option<MutexGuard<'a, u64>>> {
         if self.notifications.is_empty() {
             return Ok(None);
         }
         let order = notifier.commit_order.lock();
+        warnings.extend(notifier.fill_warning());
         let adding: u64 = self.notifications.iter().map(|n| n.size).sum();
-        if notifier.used.load(Ordering::Relaxed) + adding > QUEUE_CAPACITY {
+        if notifier.used.load(Ordering::Relaxed) + adding > notifier.capacity {
             return Err(PgError::new(sqlstate::PROGRAM_LIMIT_EXCEEDED, "too many notifications in the NOTIFY queue"));
         }
         Ok(Some(order))
@@ -236,8 +292,8 @@ impl SessionNotify {
 
     /// AtCommit_Notify, after the storage commit: applies LISTEN and
     /// UNLISTEN, then hands the notifications to the listeners and wakes
-    /// those waiting for their clients.
-    pub fn at_commit(&mut self, notifier: &Arc<Notifier>, db: Oid, pid: i32) {
+    /// those waiting for their clients. `order` is `pre_commit`'s.
+    pub fn at_commit(&mut self, notifier: &Arc<Notifier>, order: Option<MutexGuard<'_, u64>>, db: Oid, pid: i32) {
         if !self.has_work() {
             return;
         }
@@ -247,10 +303,14 @@ impl SessionNotify {
         self.older_same_hash.clear();
         let mut wake: Vec<Wakeup> = Vec::new();
         // Committed: they hold queue space until the last listener takes them.
+        debug_assert!(queued.is_empty() || order.is_some(), "notifications commit in order");
+        let mut seq = order.as_deref().copied().unwrap_or(0);
         let mut total = 0;
         for n in &mut queued {
             let n = Arc::get_mut(n).expect("a pending notification is the transaction's alone");
             n.queue = Some(notifier.used.clone());
+            seq += 1;
+            n.seq = seq;
             total += n.size;
         }
         notifier.used.fetch_add(total, Ordering::Relaxed);
@@ -317,7 +377,10 @@ impl SessionNotify {
                 }
             }
         }
-        // Outside the lock: notifications nobody took go now.
+        if let Some(mut order) = order {
+            *order = seq;
+        }
+        // Outside the locks: notifications nobody took go now.
         drop(queued);
         for w in wake {
             w();
@@ -454,18 +517,17 @@ mod tests {
         let notifier = Arc::new(Notifier::default());
         let mut listener = SessionNotify::default();
         listener.actions.push(ListenAction::Listen("c".into()));
-        listener.at_commit(&notifier, 1, 10);
+        listener.at_commit(&notifier, None, 1, 10);
         assert!(listener.is_listening());
         let mut other_db = SessionNotify::default();
         other_db.actions.push(ListenAction::Listen("c".into()));
-        other_db.at_commit(&notifier, 2, 11);
+        other_db.at_commit(&notifier, None, 2, 11);
 
         let mut sender = SessionNotify::default();
         sender.send("c", "x");
         sender.send("d", "y");
-        let order = sender.pre_commit(&notifier).unwrap();
-        sender.at_commit(&notifier, 1, 12);
-        drop(order);
+        let order = sender.pre_commit(&notifier, &mut Vec::new()).unwrap();
+        sender.at_commit(&notifier, order, 1, 12);
         let got: Vec<(String, i32)> = listener.take_notifications().iter().map(|n| (n.payload.to_string(), n.pid)).collect();
         assert_eq!(got, vec![("x".to_string(), 12)]);
         assert!(other_db.take_notifications().is_empty());
@@ -474,23 +536,54 @@ mod tests {
     }
 
     #[test]
+    fn a_full_queue_refuses_and_a_filling_one_warns() {
+        // Room for three entries of 24 bytes ("c" and a one-byte payload).
+        let notifier = Arc::new(Notifier::with_capacity(72));
+        let mut l = SessionNotify::default();
+        l.actions.push(ListenAction::Listen("c".into()));
+        l.at_commit(&notifier, None, 1, 10);
+        let mut s = SessionNotify::default();
+        let mut warnings = Vec::new();
+        s.send("c", "1");
+        s.send("c", "2");
+        let order = s.pre_commit(&notifier, &mut warnings).unwrap();
+        s.at_commit(&notifier, order, 1, 11);
+        assert!(warnings.is_empty());
+        s.send("c", "3");
+        s.send("c", "4");
+        let e = s.pre_commit(&notifier, &mut warnings).unwrap_err();
+        assert_eq!((e.code, e.message.as_str()), (sqlstate::PROGRAM_LIMIT_EXCEEDED, "too many notifications in the NOTIFY queue"));
+        assert_eq!(warnings.len(), 1);
+        assert_eq!(warnings[0].message, "NOTIFY queue is 67% full");
+        assert_eq!(warnings[0].detail.as_deref(), Some("The server process with PID 10 is among those with the oldest transactions."));
+        s.at_rollback();
+        // Taken: room again, and no warning within the interval anyway.
+        assert_eq!(l.take_notifications().len(), 2);
+        s.send("c", "3");
+        let order = s.pre_commit(&notifier, &mut warnings).unwrap();
+        s.at_commit(&notifier, order, 1, 11);
+        assert_eq!(warnings.len(), 1);
+    }
+
+    #[test]
     fn unlisten_drops_what_waits_on_the_channel() {
         let notifier = Arc::new(Notifier::default());
         let mut l = SessionNotify::default();
         l.actions.push(ListenAction::Listen("a".into()));
         l.actions.push(ListenAction::Listen("b".into()));
-        l.at_commit(&notifier, 1, 10);
+        l.at_commit(&notifier, None, 1, 10);
         let mut s = SessionNotify::default();
         s.send("a", "1");
         s.send("b", "2");
-        s.at_commit(&notifier, 1, 11);
+        let order = s.pre_commit(&notifier, &mut Vec::new()).unwrap();
+        s.at_commit(&notifier, order, 1, 11);
         assert!(notifier.usage() > 0.0);
         l.actions.push(ListenAction::Unlisten("a".into()));
-        l.at_commit(&notifier, 1, 10);
+        l.at_commit(&notifier, None, 1, 10);
         let got: Vec<String> = l.take_notifications().iter().map(|n| n.channel.to_string()).collect();
         assert_eq!(got, vec!["b".to_string()]);
         l.actions.push(ListenAction::UnlistenAll);
-        l.at_commit(&notifier, 1, 10);
+        l.at_commit(&notifier, None, 1, 10);
         assert!(!l.is_listening());
         assert_eq!(notifier.channels_of(10), Vec::<String>::new());
     }
