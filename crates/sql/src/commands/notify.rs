@@ -537,8 +537,8 @@ mod tests {
 
     #[test]
     fn a_full_queue_refuses_and_a_filling_one_warns() {
-        // Room for three entries of 24 bytes ("c" and a one-byte payload).
-        let notifier = Arc::new(Notifier::with_capacity(72));
+        // Room for three entries of 20 bytes ("c" and a one-byte payload).
+        let notifier = Arc::new(Notifier::with_capacity(60));
         let mut l = SessionNotify::default();
         l.actions.push(ListenAction::Listen("c".into()));
         l.at_commit(&notifier, None, 1, 10);
