@@ -23,6 +23,7 @@ use tusk_types::oid;
 use tusk_types::{sqlstate, Datum, PgError, PgResult, SqlType};
 
 use crate::auth::{self, Attempt, Denied};
+use crate::notify_wait::{NotifyWait, Woken};
 use crate::protocol::{self, Frontend, Out, ReadError, Startup, StartupError};
 use crate::tls::{self, TlsStream};
 use crate::{BackendHandle, Shared};
@@ -103,6 +104,9 @@ pub struct Connection {
     login_user: String,
     login_superuser: bool,
     role_generation: u64,
+    /// Wakes the idle session when a notification arrives; made at its
+    /// first wait while it LISTENs.
+    notify_wait: Option<NotifyWait>,
 }
 
 /// A plan for simple queries that differ only in constants: the lifted
@@ -385,6 +389,7 @@ pub fn serve(shared: Arc<Shared>, stream: TcpStream) {
         login_superuser: shared.cluster.cluster_catalog().role_by_name(&user).is_some_and(|r| r.superuser),
         login_user: user.clone(),
         role_generation: reported_generation,
+        notify_wait: None,
     };
     conn.run();
     conn.sql.rollback();
@@ -518,6 +523,59 @@ impl Connection {
         Ok(())
     }
 
+    /// NotificationResponse for each notification waiting, when the
+    /// session is outside any transaction (PostgreSQL delivers them only
+    /// then: inside a block they wait for its end).
+    fn send_notifications(&mut self) -> std::io::Result<()> {
+        if self.block != Block::Idle || self.sql.in_transaction() {
+            return Ok(());
+        }
+        let waiting = self.sql.notify.borrow().take_notifications();
+        for n in waiting {
+            self.out.notification(n.pid, &n.channel, &n.payload)?;
+        }
+        Ok(())
+    }
+
+    /// An idle session that listens waits for its client and for
+    /// notifications at once, sending each notification as it arrives.
+    /// It returns once the client has sent something (or the session is
+    /// not idle, or not listening).
+    fn wait_listening(&mut self) -> std::io::Result<()> {
+        use std::os::fd::AsRawFd;
+        loop {
+            if self.block != Block::Idle || self.sql.in_transaction() || !self.sql.notify.borrow().is_listening() {
+                return Ok(());
+            }
+            // The client's next message may be read (or decrypted) already.
+            if !self.reader.buffer().is_empty() || self.reader.get_ref().tls.as_ref().is_some_and(|t| t.has_buffered_plaintext()) {
+                return Ok(());
+            }
+            if self.notify_wait.is_none() {
+                match NotifyWait::new() {
+                    Ok((wait, wakeup)) => {
+                        self.sql.notify.borrow_mut().set_wakeup(wakeup);
+                        self.notify_wait = Some(wait);
+                    }
+                    Err(e) => {
+                        // Notifications then wait for the next ReadyForQuery.
+                        log::warn!("session {}: could not make its notification wake-up: {e}", self.handle.pid);
+                        return Ok(());
+                    }
+                }
+            }
+            // What arrived before the wake-up was in place, or since the
+            // last look; then sleep until more comes or the client speaks.
+            self.send_notifications()?;
+            self.out.flush()?;
+            let client = self.reader.get_ref().tcp.as_raw_fd();
+            match self.notify_wait.as_ref().map(|w| w.wait(client)) {
+                Some(Ok(Woken::Notification)) => continue,
+                _ => return Ok(()),
+            }
+        }
+    }
+
     fn status(&self) -> u8 {
         match self.block {
             Block::Idle => b'I',
@@ -538,6 +596,9 @@ impl Connection {
             }
             self.handle.set_idle_state(self.block != Block::Idle, self.block == Block::Failed);
             self.handle.watch_client(None);
+            if self.wait_listening().is_err() {
+                return;
+            }
             let frame = match protocol::read_frame(&mut self.reader, protocol::message_limit) {
                 Ok(Some(m)) => m,
                 _ if self.handle.interrupt.is_terminated() => {
@@ -625,6 +686,7 @@ impl Connection {
             self.portals.clear();
         }
         self.report_changed_settings()?;
+        self.send_notifications()?;
         self.out.ready(self.status())?;
         self.out.flush()
     }
@@ -639,6 +701,7 @@ impl Connection {
             Frontend::Query(q) => {
                 self.simple_query(&q)?;
                 self.report_changed_settings()?;
+                self.send_notifications()?;
                 self.out.ready(self.status())?;
                 self.out.flush()?;
             }
@@ -680,6 +743,7 @@ impl Connection {
                     self.portals.clear();
                 }
                 self.report_changed_settings()?;
+                self.send_notifications()?;
                 self.out.ready(self.status())?;
                 self.out.flush()?;
             }
@@ -691,6 +755,7 @@ impl Connection {
             Frontend::FunctionCall => {
                 self.send_error(PgError::unsupported("the fastpath function call protocol"))?;
                 self.report_changed_settings()?;
+                self.send_notifications()?;
                 self.out.ready(self.status())?;
                 self.out.flush()?;
             }

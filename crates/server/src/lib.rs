@@ -16,6 +16,7 @@ pub mod auth;
 pub mod connection;
 pub mod hba;
 mod liveness;
+mod notify_wait;
 pub mod protocol;
 pub mod scram;
 pub mod tls;

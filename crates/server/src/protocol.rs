@@ -518,6 +518,19 @@ impl<W: Write> Out<W> {
         self.msg(b'Z', |b| b.push(status))
     }
 
+    /// NotificationResponse ('A'), written straight into the buffer: a
+    /// listener may be sent many at once.
+    pub fn notification(&mut self, pid: i32, channel: &str, payload: &str) -> io::Result<()> {
+        let len = 4 + 4 + channel.len() + 1 + payload.len() + 1;
+        self.w.write_all(b"A")?;
+        self.w.write_all(&(len as u32).to_be_bytes())?;
+        self.w.write_all(&pid.to_be_bytes())?;
+        self.w.write_all(channel.as_bytes())?;
+        self.w.write_all(b"\0")?;
+        self.w.write_all(payload.as_bytes())?;
+        self.w.write_all(b"\0")
+    }
+
     pub fn command_complete(&mut self, tag: &str) -> io::Result<()> {
         self.msg(b'C', |b| put_cstr(b, tag))
     }

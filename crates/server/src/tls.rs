@@ -217,6 +217,16 @@ impl TlsStream {
         format!("{version} {suite}")
     }
 
+    /// Whether decrypted data waits to be read: the socket may then be
+    /// quiet though the client's next message is here already.
+    pub fn has_buffered_plaintext(&self) -> bool {
+        match self.conn.lock().process_new_packets() {
+            Ok(state) => state.plaintext_bytes_to_read() > 0,
+            // The next read reports it.
+            Err(_) => true,
+        }
+    }
+
     /// Sends a close_notify alert (the session is ending).
     pub fn close(&self) {
         let mut conn = self.conn.lock();

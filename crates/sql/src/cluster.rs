@@ -72,6 +72,8 @@ pub struct Cluster {
     /// the old one (missing a new index, into storage a rewrite replaced).
     commit_gate: RwLock<()>,
     pub sequences: Sequences,
+    /// Who listens for which notifications (LISTEN/NOTIFY).
+    pub notifier: Arc<crate::commands::notify::Notifier>,
     /// Storage ids to delete, for the background deleter.
     dropper: Mutex<std::sync::mpsc::Sender<Vec<u32>>>,
 }
@@ -137,6 +139,7 @@ impl Cluster {
             reload: Mutex::new(()),
             commit_gate: RwLock::new(()),
             sequences: Sequences::new(engine.clone()),
+            notifier: Arc::default(),
         });
         {
             let txn = engine.begin(Isolation::ReadCommitted, true);

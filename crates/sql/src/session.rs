@@ -97,6 +97,9 @@ pub struct SqlSession {
     /// SQL-language functions' prepared statements, by function, version
     /// and argument types (see `fmgr`).
     pub(crate) sql_function_cache: RefCell<HashMap<(Oid, u64, Vec<SqlType>), std::rc::Rc<crate::fmgr::SqlFunctionPlans>>>,
+    /// LISTEN/NOTIFY: this transaction's notifications and actions, and
+    /// whether the session listens (see `commands::notify`).
+    pub notify: RefCell<crate::commands::notify::SessionNotify>,
 }
 
 /// What SET CONSTRAINTS chose in a transaction: for all deferrable
@@ -142,6 +145,7 @@ struct SavepointMark {
     /// back: its storage savepoint stays (RocksDB cannot drop one), and a
     /// rollback to an enclosing savepoint rolls back through it.
     released: bool,
+    notify: crate::commands::notify::NotifyMark,
 }
 
 /// What a temporary table's ON COMMIT clause asks for at commit.
@@ -192,6 +196,7 @@ impl SqlSession {
             prepared_statements: RefCell::new(std::collections::BTreeMap::new()),
             language_cache: RefCell::new(HashMap::new()),
             sql_function_cache: RefCell::new(HashMap::new()),
+            notify: RefCell::new(Default::default()),
             cluster,
             db,
             db_name: db_name.to_string(),
@@ -335,6 +340,15 @@ impl SqlSession {
         }
         self.clear_deferred_checks();
         self.run_on_commit_actions()?;
+        // PreCommit_Notify: notifying transactions commit one at a time.
+        let notifier = self.cluster.notifier.clone();
+        let notify_order = match self.notify.get_mut().pre_commit(&notifier, self.notices.get_mut()) {
+            Ok(order) => order,
+            Err(e) => {
+                self.rollback();
+                return Err(e);
+            }
+        };
         let Some(txn) = self.txn.take() else { return Ok(()) };
         let ddl = self.txn_catalog.get_mut().take().is_some();
         *self.txn_cluster.get_mut() = None;
@@ -348,6 +362,13 @@ impl SqlSession {
         // this commit (which releases the relation locks) and the reload.
         let gate = (ddl || cluster_changed).then(|| self.cluster.catalog_commit_gate());
         let result = txn.commit();
+        match result {
+            Ok(()) => self.notify.get_mut().at_commit(&notifier, notify_order, self.db, self.pid),
+            Err(_) => {
+                drop(notify_order);
+                self.notify.get_mut().at_rollback()
+            }
+        }
         if cluster_changed {
             self.cluster.reload_cluster()?;
         }
@@ -510,6 +531,7 @@ impl SqlSession {
         self.locked_relations.borrow_mut().clear();
         self.drop_fresh_storage();
         self.clear_deferred_checks();
+        self.notify.get_mut().at_rollback();
         self.cluster_changed = false;
         self.end_settings_transaction(false);
     }
@@ -543,6 +565,7 @@ impl SqlSession {
             constraint_modes: self.constraint_modes.borrow().clone(),
             deferred_checks: self.deferred_checks.borrow().len(),
             released: false,
+            notify: self.notify.borrow().mark(),
         });
         Ok(())
     }
@@ -605,6 +628,7 @@ impl SqlSession {
             self.cluster.drop_storage(&gone);
             *self.fresh_storage.borrow_mut() = m.fresh_storage;
             *self.constraint_modes.borrow_mut() = m.constraint_modes;
+            self.notify.borrow_mut().rollback_to(m.notify);
             let undone: Vec<DeferredCheck> = self.deferred_checks.borrow_mut().drain(m.deferred_checks..).collect();
             let mut rows = self.deferred_rows.borrow_mut();
             for c in undone {
@@ -1073,6 +1097,15 @@ impl<'a> Env for SessionEnv<'a> {
     }
     fn defer_check(&self, check: DeferredCheck) {
         self.s.defer_check(check)
+    }
+    fn notify(&self, channel: Arc<str>, payload: Arc<str>) -> PgResult<()> {
+        crate::commands::notify::notify(self.s, channel, payload)
+    }
+    fn listening_channels(&self) -> Vec<String> {
+        crate::commands::notify::listening_channels(self.s)
+    }
+    fn notification_queue_usage(&self) -> f64 {
+        self.s.cluster.notifier.usage()
     }
 
     fn settings(&self) -> Ref<'_, Settings> {

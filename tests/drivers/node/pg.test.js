@@ -239,3 +239,48 @@ test('a pool runs queries on several connections', async () => {
     await pool.end();
   }
 });
+
+test('LISTEN/NOTIFY: notification events of an idle listener', async () => {
+  const listener = await connect();
+  const sender = await connect();
+  try {
+    const received = [];
+    let wake = null;
+    listener.on('notification', (msg) => {
+      received.push(msg);
+      if (wake) wake();
+    });
+    // Resolves once `n` notifications have arrived (fails after 30 s).
+    const waitFor = (n) => new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`only ${received.length} of ${n} notifications`)), 30000);
+      wake = () => {
+        if (received.length >= n) {
+          clearTimeout(timer);
+          resolve();
+        }
+      };
+      wake();
+    });
+    await listener.query('LISTEN js_channel');
+    const senderPid = (await sender.query('SELECT pg_backend_pid() AS pid')).rows[0].pid;
+    await sender.query('BEGIN');
+    await sender.query("NOTIFY js_channel, 'one'");
+    await sender.query("NOTIFY js_channel, 'one'");
+    await sender.query('SELECT pg_notify($1, $2)', ['js_channel', 'two']);
+    await sender.query('COMMIT');
+    await sender.query("BEGIN; NOTIFY js_channel, 'rolled back'; ROLLBACK");
+    await sender.query("NOTIFY js_channel, 'three'");
+    await waitFor(3);
+    assert.deepEqual(received.map((m) => [m.channel, m.payload, m.processId]), [
+      ['js_channel', 'one', senderPid],
+      ['js_channel', 'two', senderPid],
+      ['js_channel', 'three', senderPid],
+    ]);
+    await listener.query('UNLISTEN js_channel');
+    const { rows } = await listener.query('SELECT pg_listening_channels() AS c');
+    assert.deepEqual(rows, []);
+  } finally {
+    await listener.end();
+    await sender.end();
+  }
+});

@@ -307,3 +307,30 @@ def test_reg_type_parameters_bound_as_names(conn):
         assert cur.fetchone() == (True,)
         with pytest.raises(psycopg.errors.UndefinedTable):
             cur.execute("SELECT %s::regclass", ["no_such_table_here"])
+
+
+def test_listen_notify():
+    """psycopg's conn.notifies() receives NOTIFYs of other sessions while
+    the listener runs no query, at the sender's commit, once per distinct
+    payload, with the sender's pid; pg_notify() works with parameters."""
+    with psycopg.connect(**connection_params(), autocommit=True) as listener, \
+            psycopg.connect(**connection_params()) as sender:
+        listener.execute("LISTEN py_channel")
+        sender_pid = sender.info.backend_pid
+        sender.execute("NOTIFY py_channel, 'first'")
+        sender.execute("NOTIFY py_channel, 'first'")  # folded: same transaction
+        sender.execute("SELECT pg_notify(%s, %s)", ("py_channel", "second"))
+        sender.rollback()  # nothing of a rolled-back transaction is sent
+        sender.execute("NOTIFY py_channel, 'first'")
+        sender.execute("NOTIFY py_channel, 'first'")
+        sender.execute("SELECT pg_notify(%s, %s)", ("py_channel", "second"))
+        sender.commit()
+        got = [(n.channel, n.payload, n.pid) for n in listener.notifies(timeout=30, stop_after=2)]
+        assert got == [("py_channel", "first", sender_pid), ("py_channel", "second", sender_pid)]
+        # A session hears its own notifications too.
+        listener.execute("NOTIFY py_channel, 'self'")
+        got = [(n.payload, n.pid) for n in listener.notifies(timeout=30, stop_after=1)]
+        assert got == [("self", listener.info.backend_pid)]
+        assert listener.execute("SELECT pg_listening_channels()").fetchall() == [("py_channel",)]
+        listener.execute("UNLISTEN *")
+        assert listener.execute("SELECT pg_listening_channels()").fetchall() == []

@@ -14,6 +14,7 @@ pub mod function;
 pub mod grant;
 pub mod inherit;
 pub mod naming;
+pub mod notify;
 pub mod owned;
 pub mod publication;
 pub mod reindex;
@@ -319,7 +320,13 @@ pub(crate) fn execute_ddl_node(s: &mut SqlSession, node: &NodeEnum, sql: &str) -
             s.cluster.engine.sync_wal()?;
             UtilityResult::tag("CHECKPOINT")
         }
-        NodeEnum::DiscardStmt(_) => UtilityResult::tag("DISCARD ALL"),
+        NodeEnum::DiscardStmt(d) => {
+            // DISCARD ALL includes UNLISTEN * (connection poolers reset with it).
+            if d.target == pb::DiscardMode::DiscardAll as i32 {
+                notify::unlisten(s, None);
+            }
+            UtilityResult::tag("DISCARD ALL")
+        }
         NodeEnum::ConstraintsSetStmt(c) => {
             set_constraints(s, c)?;
             UtilityResult::tag("SET CONSTRAINTS")
@@ -387,7 +394,21 @@ pub(crate) fn execute_ddl_node(s: &mut SqlSession, node: &NodeEnum, sql: &str) -
         }
         NodeEnum::CreateExtensionStmt(_) => Err(PgError::unsupported("extensions")),
         NodeEnum::CopyStmt(_) => Err(PgError::unsupported("COPY")),
-        NodeEnum::ListenStmt(_) | NodeEnum::NotifyStmt(_) | NodeEnum::UnlistenStmt(_) => Err(PgError::unsupported("LISTEN and NOTIFY")),
+        // Channel names are identifiers, cut to NAMEDATALEN - 1 bytes as the lexer cuts them.
+        NodeEnum::ListenStmt(l) => {
+            notify::listen(s, &naming::truncate_identifier(&l.conditionname));
+            UtilityResult::tag("LISTEN")
+        }
+        NodeEnum::UnlistenStmt(u) => {
+            // UNLISTEN * parses to an empty name (a quoted "" is refused).
+            let channel = naming::truncate_identifier(&u.conditionname);
+            notify::unlisten(s, Some(channel.as_str()).filter(|c| !c.is_empty()));
+            UtilityResult::tag("UNLISTEN")
+        }
+        NodeEnum::NotifyStmt(n) => {
+            notify::notify(s, naming::truncate_identifier(&n.conditionname).into(), n.payload.as_str().into())?;
+            UtilityResult::tag("NOTIFY")
+        }
         NodeEnum::AlterOwnerStmt(a)
             if a.object_type == pb::ObjectType::ObjectFdw as i32 || a.object_type == pb::ObjectType::ObjectForeignServer as i32 =>
         {
@@ -455,6 +476,10 @@ fn is_write_utility(node: &NodeEnum) -> bool {
             | NodeEnum::ClosePortalStmt(_)
             // Rebuilds storage without changing what anyone reads (PostgreSQL's COMMAND_OK_IN_READ_ONLY_TXN).
             | NodeEnum::ReindexStmt(_)
+            // LISTEN/NOTIFY write no data (COMMAND_OK_IN_READ_ONLY_TXN).
+            | NodeEnum::ListenStmt(_)
+            | NodeEnum::UnlistenStmt(_)
+            | NodeEnum::NotifyStmt(_)
     )
 }
 

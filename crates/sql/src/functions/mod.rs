@@ -19,6 +19,7 @@ mod json;
 pub mod limits;
 mod math;
 mod misc;
+mod notify;
 mod numeric_ops;
 pub mod regexp;
 mod sizes;
@@ -140,6 +141,18 @@ pub trait Env {
     /// Queues the check of a deferred constraint (foreign key or unique)
     /// for the end of the transaction (or SET CONSTRAINTS ... IMMEDIATE).
     fn defer_check(&self, _check: DeferredCheck) {}
+    /// pg_notify: a notification sent when the transaction commits.
+    fn notify(&self, _channel: std::sync::Arc<str>, _payload: std::sync::Arc<str>) -> PgResult<()> {
+        Err(PgError::unsupported("pg_notify outside a session"))
+    }
+    /// The channels the session listens on (pg_listening_channels).
+    fn listening_channels(&self) -> Vec<String> {
+        Vec::new()
+    }
+    /// The fraction of the notification queue in use.
+    fn notification_queue_usage(&self) -> f64 {
+        0.0
+    }
 }
 
 /// A check a DEFERRED constraint leaves to the end of the transaction, as
@@ -214,6 +227,7 @@ fn registry() -> &'static Registry {
         cast::register(&mut r);
         xml::register(&mut r);
         tsearch::register(&mut r);
+        notify::register(&mut r);
         // Functions that implement casts (int4(float8), numeric(int8), ...)
         // convert with the general cast machinery.
         let b = crate::catalog::builtins();
