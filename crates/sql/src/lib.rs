@@ -8,6 +8,7 @@ pub mod cluster;
 pub mod commands;
 pub mod executor;
 pub mod expr;
+pub mod fmgr;
 pub mod functions;
 pub mod keywords;
 pub mod normalize;
@@ -18,6 +19,7 @@ pub mod planner;
 pub mod query;
 pub mod session;
 pub mod settings;
+pub mod spi;
 pub mod stack;
 pub mod stats;
 

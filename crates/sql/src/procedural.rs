@@ -245,8 +245,10 @@ pub trait Spi {
     /// The columns of a composite type (a table's row type for
     /// `t%ROWTYPE`); None if the type is not composite.
     fn composite_fields(&self, ty: SqlType) -> Option<Vec<(String, SqlType)>>;
-    /// `tab%ROWTYPE`: the row type of a relation named by its parts.
-    fn relation_row_type(&self, qualified_relation: &[&str]) -> PgResult<SqlType>;
+    /// `tab%ROWTYPE`: the row type of a relation named by its parts, and
+    /// its columns (dropped ones left out). Until tables have row types of
+    /// their own the type is RECORD, the columns saying what it holds.
+    fn relation_row_type(&self, qualified_relation: &[&str]) -> PgResult<(SqlType, Vec<(String, SqlType)>)>;
     /// A type's name as format_type prints it (messages).
     fn type_name(&self, ty: SqlType) -> String;
 

@@ -34,10 +34,10 @@ pub struct SqlSession {
     pub settings: RefCell<Settings>,
     txn: Option<Txn>,
     /// The catalog this transaction sees, once it has run DDL.
-    txn_catalog: Option<Arc<DbCatalog>>,
+    txn_catalog: RefCell<Option<Arc<DbCatalog>>>,
     /// The cluster catalog as this transaction sees it, once it changed
     /// roles or databases (None: the committed one).
-    txn_cluster: Option<Arc<crate::catalog::ClusterCatalog>>,
+    txn_cluster: RefCell<Option<Arc<crate::catalog::ClusterCatalog>>>,
     /// Storage of relations dropped by this transaction, deleted after commit.
     pending_drops: RefCell<Vec<u32>>,
     /// Sequences dropped by this transaction, whose state goes after commit.
@@ -92,6 +92,11 @@ pub struct SqlSession {
     pub cursors: RefCell<crate::commands::cursor::Cursors>,
     /// Named prepared statements, for pg_prepared_statements.
     pub prepared_statements: RefCell<std::collections::BTreeMap<String, PreparedStatementInfo>>,
+    /// Procedural languages' compiled functions (see `Spi::language_cache`).
+    pub language_cache: RefCell<HashMap<(Oid, u64), std::rc::Rc<dyn std::any::Any>>>,
+    /// SQL-language functions' prepared statements, by function, version
+    /// and argument types (see `fmgr`).
+    pub(crate) sql_function_cache: RefCell<HashMap<(Oid, u64, Vec<SqlType>), std::rc::Rc<crate::fmgr::SqlFunctionPlans>>>,
 }
 
 /// What SET CONSTRAINTS chose in a transaction: for all deferrable
@@ -133,6 +138,10 @@ struct SavepointMark {
     fresh_storage: HashMap<u32, usize>,
     constraint_modes: ConstraintModes,
     deferred_checks: usize,
+    /// A subtransaction of procedural code that ended without rolling
+    /// back: its storage savepoint stays (RocksDB cannot drop one), and a
+    /// rollback to an enclosing savepoint rolls back through it.
+    released: bool,
 }
 
 /// What a temporary table's ON COMMIT clause asks for at commit.
@@ -181,6 +190,8 @@ impl SqlSession {
         settings.set_internal("is_superuser", if role.superuser { "on" } else { "off" });
         Ok(SqlSession {
             prepared_statements: RefCell::new(std::collections::BTreeMap::new()),
+            language_cache: RefCell::new(HashMap::new()),
+            sql_function_cache: RefCell::new(HashMap::new()),
             cluster,
             db,
             db_name: db_name.to_string(),
@@ -189,8 +200,8 @@ impl SqlSession {
             pid,
             settings: RefCell::new(settings),
             txn: None,
-            txn_catalog: None,
-            txn_cluster: None,
+            txn_catalog: RefCell::new(None),
+            txn_cluster: RefCell::new(None),
             pending_drops: RefCell::new(Vec::new()),
             pending_seq_drops: RefCell::new(Vec::new()),
             on_commit: RefCell::new(Vec::new()),
@@ -325,8 +336,8 @@ impl SqlSession {
         self.clear_deferred_checks();
         self.run_on_commit_actions()?;
         let Some(txn) = self.txn.take() else { return Ok(()) };
-        let ddl = self.txn_catalog.take().is_some();
-        self.txn_cluster = None;
+        let ddl = self.txn_catalog.get_mut().take().is_some();
+        *self.txn_cluster.get_mut() = None;
         let drops = std::mem::take(&mut *self.pending_drops.borrow_mut());
         let seq_drops = std::mem::take(&mut *self.pending_seq_drops.borrow_mut());
         let cluster_changed = std::mem::replace(&mut self.cluster_changed, false);
@@ -490,8 +501,8 @@ impl SqlSession {
         if let Some(txn) = self.txn.take() {
             txn.rollback();
         }
-        self.txn_catalog = None;
-        self.txn_cluster = None;
+        *self.txn_catalog.get_mut() = None;
+        *self.txn_cluster.get_mut() = None;
         self.cursors.get_mut().at_rollback();
         self.pending_drops.borrow_mut().clear();
         self.pending_seq_drops.borrow_mut().clear();
@@ -517,7 +528,7 @@ impl SqlSession {
     }
 
     /// Sets a storage savepoint and remembers the session state with it.
-    pub fn savepoint(&mut self) -> PgResult<()> {
+    pub fn savepoint(&self) -> PgResult<()> {
         self.txn()?.savepoint();
         self.savepoint_marks.borrow_mut().push(SavepointMark {
             pending_drops: self.pending_drops.borrow().len(),
@@ -531,7 +542,17 @@ impl SqlSession {
             fresh_storage: self.fresh_storage.borrow().clone(),
             constraint_modes: self.constraint_modes.borrow().clone(),
             deferred_checks: self.deferred_checks.borrow().len(),
+            released: false,
         });
+        Ok(())
+    }
+
+    /// Ends the newest open subtransaction keeping its work (RELEASE, for
+    /// procedural code; see `SavepointMark::released`).
+    pub fn release_savepoint(&self) -> PgResult<()> {
+        let mut marks = self.savepoint_marks.borrow_mut();
+        let m = marks.iter_mut().rev().find(|m| !m.released).ok_or_else(|| PgError::internal("no subtransaction to release"))?;
+        m.released = true;
         Ok(())
     }
 
@@ -542,7 +563,17 @@ impl SqlSession {
 
     /// Rolls back to the newest storage savepoint (and removes it), with
     /// the session state remembered there.
-    pub fn rollback_to_savepoint(&mut self) -> PgResult<()> {
+    pub fn rollback_to_savepoint(&self) -> PgResult<()> {
+        loop {
+            let released = self.savepoint_marks.borrow().last().is_some_and(|m| m.released);
+            self.rollback_one_savepoint()?;
+            if !released {
+                return Ok(());
+            }
+        }
+    }
+
+    fn rollback_one_savepoint(&self) -> PgResult<()> {
         // Sequence restarts are undone while their locks are still held
         // (the storage rollback releases the locks taken since).
         if let Some(m) = self.savepoint_marks.borrow().last() {
@@ -552,7 +583,7 @@ impl SqlSession {
         let mark = self.savepoint_marks.borrow_mut().pop();
         debug_assert!(mark.is_some(), "every storage savepoint has a mark");
         let depth = self.savepoint_marks.borrow().len();
-        self.cursors.get_mut().at_rollback_to(depth);
+        self.cursors.borrow_mut().at_rollback_to(depth);
         if let Some(m) = mark {
             self.pending_drops.borrow_mut().truncate(m.pending_drops);
             self.pending_seq_drops.borrow_mut().truncate(m.pending_seq_drops);
@@ -582,10 +613,10 @@ impl SqlSession {
                 }
             }
         }
-        if self.txn_catalog.is_some() {
+        if self.txn_catalog.borrow().is_some() {
             self.reload_txn_catalog()?;
         }
-        if self.txn_cluster.is_some() {
+        if self.txn_cluster.borrow().is_some() {
             self.reload_txn_cluster()?;
         }
         Ok(())
@@ -595,7 +626,7 @@ impl SqlSession {
 
     /// Roles and databases as this transaction sees them.
     pub fn cluster_catalog(&self) -> Arc<crate::catalog::ClusterCatalog> {
-        match &self.txn_cluster {
+        match &*self.txn_cluster.borrow() {
             Some(c) => c.clone(),
             None => self.cluster.cluster_catalog(),
         }
@@ -603,30 +634,30 @@ impl SqlSession {
 
     /// After a statement that changed roles or databases: re-read them
     /// through the transaction.
-    pub fn reload_txn_cluster(&mut self) -> PgResult<()> {
+    pub fn reload_txn_cluster(&self) -> PgResult<()> {
         let cat = store::load_cluster(self.txn()?)?;
-        self.txn_cluster = Some(Arc::new(cat));
+        *self.txn_cluster.borrow_mut() = Some(Arc::new(cat));
         Ok(())
     }
 
     /// The catalog as this transaction sees it.
     pub fn catalog(&self) -> PgResult<Arc<DbCatalog>> {
-        match &self.txn_catalog {
+        match &*self.txn_catalog.borrow() {
             Some(c) => Ok(c.clone()),
             None => self.cluster.catalog(self.db),
         }
     }
 
     /// After a DDL statement: re-read the catalog through the transaction.
-    pub fn reload_txn_catalog(&mut self) -> PgResult<()> {
+    pub fn reload_txn_catalog(&self) -> PgResult<()> {
         let txn = self.txn()?;
         let cat = store::load_database(txn, self.db)?;
-        self.txn_catalog = Some(Arc::new(cat));
+        *self.txn_catalog.borrow_mut() = Some(Arc::new(cat));
         Ok(())
     }
 
     pub fn has_uncommitted_ddl(&self) -> bool {
-        self.txn_catalog.is_some()
+        self.txn_catalog.borrow().is_some()
     }
 
     pub fn analyzer<'a>(&'a self, catalog: &'a DbCatalog, settings: &'a Settings, params: &[SqlType], sql: &'a str) -> Analyzer<'a> {
@@ -640,11 +671,25 @@ impl SqlSession {
     /// Analyzes and plans a query statement; returns the plan and the
     /// parameter types (as given or inferred).
     pub fn plan_query(&self, stmt: &ParsedStatement, sql: &str, param_types: &[SqlType]) -> PgResult<(Arc<PlannedQuery>, Vec<SqlType>)> {
+        self.plan_query_with(stmt, sql, param_types, None)
+    }
+
+    /// `plan_query` for a statement of procedural code, whose variables
+    /// `source` resolves.
+    pub fn plan_query_with(
+        &self,
+        stmt: &ParsedStatement,
+        sql: &str,
+        param_types: &[SqlType],
+        source: Option<&dyn crate::procedural::ParamSource>,
+    ) -> PgResult<(Arc<PlannedQuery>, Vec<SqlType>)> {
         let catalog = self.catalog()?;
         let settings = self.settings.borrow();
         let mut a = self.analyzer(&catalog, &settings, param_types, sql);
+        a.param_source = source;
         let q = a.analyze(&stmt.node)?;
-        let params = a.final_param_types()?;
+        // Procedural code passes every variable it handed out, used or not.
+        let params = if source.is_some() { a.params.borrow().clone() } else { a.final_param_types()? };
         let mut p = Planner::new(&catalog);
         let mut planned = p.plan_statement(&q)?;
         planned.perms = std::mem::take(&mut a.perms);
@@ -1162,6 +1207,10 @@ impl<'a> Env for SessionEnv<'a> {
     }
     fn notice(&self, notice: PgError) {
         self.s.notices.borrow_mut().push(notice);
+    }
+
+    fn call_function(&self, func: Oid, args: &[Datum], arg_types: &[SqlType], ret: SqlType) -> PgResult<crate::procedural::CallOutcome> {
+        crate::fmgr::call_function(self.s, self.catalog, func, args, arg_types, ret)
     }
 
     fn prepared_statements(&self) -> Vec<(String, PreparedStatementInfo)> {

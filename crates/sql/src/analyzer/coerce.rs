@@ -384,37 +384,29 @@ pub fn common_type(b: &Builtins, types: &[Oid], context: &str) -> PgResult<Oid> 
 /// in its expanded form (its last parameter repeated as the element type),
 /// and in its declared form only when the call says VARIADIC
 /// (`explicit_variadic`); so `concat()` finds nothing.
-pub fn function_candidates<'b>(b: &'b Builtins, name: &str, nargs: usize, explicit_variadic: bool) -> Vec<(Candidate, &'b ProcInfo)> {
+pub fn function_candidates<'b>(procs: impl Iterator<Item = &'b ProcInfo>, nargs: usize, explicit_variadic: bool) -> Vec<(Candidate, &'b ProcInfo)> {
     let mut out = Vec::new();
-    if let Some(oids) = b.procs_by_name.get(name) {
-        for o in oids {
-            let p = &b.procs[o];
-            let n = p.argtypes.len();
-            let expand = p.variadic != 0 && !explicit_variadic && n > 0 && nargs >= n;
-            if explicit_variadic && p.variadic == 0 {
-                continue;
+    for p in procs {
+        let n = p.argtypes.len();
+        let expand = p.variadic != 0 && !explicit_variadic && n > 0 && nargs >= n;
+        if explicit_variadic && p.variadic == 0 {
+            continue;
+        }
+        if n == nargs && !expand {
+            out.push((Candidate { oid: p.oid, args: p.argtypes.clone() }, p));
+        } else if expand {
+            // VARIADIC "any"/anyarray/T[]: repeat the element type.
+            let mut args = p.argtypes[..n - 1].to_vec();
+            let elem = if p.variadic == oid::ANY { oid::ANY } else { p.variadic };
+            while args.len() < nargs {
+                args.push(elem);
             }
-            if n == nargs && !expand {
-                out.push((Candidate { oid: p.oid, args: p.argtypes.clone() }, p));
-            } else if expand {
-                // VARIADIC "any"/anyarray/T[]: repeat the element type.
-                let mut args = p.argtypes[..n - 1].to_vec();
-                let elem = if p.variadic == oid::ANY { oid::ANY } else { p.variadic };
-                while args.len() < nargs {
-                    args.push(elem);
-                }
-                out.push((Candidate { oid: p.oid, args }, p));
-            } else if nargs < n && n - nargs <= p.nargdefaults {
-                out.push((Candidate { oid: p.oid, args: p.argtypes[..nargs].to_vec() }, p));
-            }
+            out.push((Candidate { oid: p.oid, args }, p));
+        } else if nargs < n && n - nargs <= p.nargdefaults {
+            out.push((Candidate { oid: p.oid, args: p.argtypes[..nargs].to_vec() }, p));
         }
     }
     out
-}
-
-/// Every function of a name, for calls in named notation.
-pub fn named_candidates<'b>(b: &'b Builtins, name: &str) -> Vec<(Oid, &'b ProcInfo)> {
-    b.procs_by_name.get(name).map(|oids| oids.iter().map(|o| (*o, &b.procs[o])).collect()).unwrap_or_default()
 }
 
 pub fn type_display_name(b: &Builtins, t: SqlType) -> String {

@@ -822,6 +822,10 @@ impl<'a> Analyzer<'a> {
 
     /// The executable form of a built-in function.
     pub(crate) fn func_ref(&self, proc: &crate::catalog::builtin::ProcInfo, loc: i32) -> PgResult<FuncRef> {
+        if self.env.catalog.functions.contains_key(&proc.oid) {
+            let imp = functions::user_defined(proc.retset);
+            return Ok(FuncRef { oid: proc.oid, name: Arc::from(proc.name.as_str()), imp, strict: proc.strict, volatility: proc.volatility });
+        }
         let imp: ScalarFn = functions::lookup_proc(proc).ok_or_else(|| {
             let args = proc.argtypes.iter().map(|&a| format_type(self.b, a, -1)).collect::<Vec<_>>().join(", ");
             PgError::unsupported(format!("function {}({})", proc.name, args)).with_position(pos(loc))
@@ -1045,7 +1049,7 @@ impl<'a> Analyzer<'a> {
         if window {
             self.check_window_allowed(f.location)?;
         }
-        let proc_kinds = |k: char| self.b.procs_by_name.get(&name).map(|v| v.iter().any(|o| self.b.procs[o].kind == k)).unwrap_or(false);
+        let proc_kinds = |k: char| self.env.catalog.procs_named(&name).any(|p| p.kind == k);
         let is_agg_name = proc_kinds('a');
         let is_window_name = proc_kinds('w');
         // Aggregate arguments are analyzed with aggregates forbidden inside;
@@ -1129,7 +1133,8 @@ impl<'a> Analyzer<'a> {
         };
         let sig = || sig_text.clone();
         let nargs = if f.agg_star { 0 } else { args.len() };
-        let mut cands = coerce::function_candidates(self.b, &name, nargs, f.func_variadic);
+        let catalog = self.env.catalog;
+        let mut cands = coerce::function_candidates(catalog.procs_named(&name), nargs, f.func_variadic);
         // Functions outside pg_catalog (information_schema's) are found
         // only in their schema: named, or on the search path.
         let schema_oid = schema.as_deref().and_then(|s| self.env.catalog.namespace_by_name.get(s).copied());
@@ -1141,13 +1146,17 @@ impl<'a> Analyzer<'a> {
                 }
         };
         cands.retain(|(_, p)| visible(p.namespace, self));
+        // CALL sees procedures only; expressions see everything else (a
+        // procedure chosen there is refused below).
+        let calling = self.calling_procedure;
+        cands.retain(|(_, p)| (p.kind == 'p') == calling || !calling);
         let mut args = args;
         if named {
             // Named notation: each candidate puts the arguments in its own
             // parameter order (filling gaps with parameter defaults); keep
             // the candidates for which that works.
             let mut callable = Vec::new();
-            for (_, proc) in coerce::named_candidates(self.b, &name) {
+            for proc in catalog.procs_named(&name) {
                 if !visible(proc.namespace, self) {
                     continue;
                 }
@@ -1208,6 +1217,9 @@ impl<'a> Analyzer<'a> {
                 } else if f.agg_distinct && is_agg_name {
                     PgError::new(sqlstate::UNDEFINED_FUNCTION, format!("function {sig} does not exist"))
                         .with_hint("No aggregate function matches the given name and argument types. Perhaps you misplaced ORDER BY; ORDER BY must appear after all regular arguments of the aggregate.")
+                } else if self.calling_procedure {
+                    PgError::new(sqlstate::UNDEFINED_FUNCTION, format!("procedure {sig} does not exist"))
+                        .with_hint("No procedure matches the given name and argument types. You might need to add explicit type casts.")
                 } else {
                     PgError::new(sqlstate::UNDEFINED_FUNCTION, format!("function {sig} does not exist"))
                         .with_hint("No function matches the given name and argument types. You might need to add explicit type casts.")
@@ -1242,6 +1254,9 @@ impl<'a> Analyzer<'a> {
             }
             let target = self.with_input_typmod(ty, Some(a.ty()));
             coerced.push(self.coerce_to(a, target, CoercionContext::Implicit, arg_location(i))?);
+        }
+        if self.env.catalog.functions.contains_key(&proc.oid) {
+            coerced = self.complete_user_call(proc, coerced, &concrete, f.func_variadic)?;
         }
         let ret_ty = t(if ret == oid::RECORD { oid::RECORD } else { ret });
         if window && proc.kind != 'a' && proc.kind != 'w' {
@@ -1314,7 +1329,7 @@ impl<'a> Analyzer<'a> {
             )
             .with_position(pos(f.location)));
         }
-        if proc.kind == 'p' {
+        if proc.kind == 'p' && !self.calling_procedure {
             return Err(PgError::new(sqlstate::WRONG_OBJECT_TYPE, format!("{name} is a procedure"))
                 .with_hint("To call a procedure, use CALL.")
                 .with_position(pos(f.location)));
@@ -1421,6 +1436,38 @@ impl<'a> Analyzer<'a> {
             }
         }
         Ok(Some(out))
+    }
+
+    /// The arguments a user-defined function receives for a call: omitted
+    /// trailing parameters take their defaults, and the arguments matching
+    /// a VARIADIC parameter are gathered into its array (a built-in
+    /// function takes them as they are).
+    fn complete_user_call(&mut self, proc: &crate::catalog::builtin::ProcInfo, mut args: Vec<Expr>, concrete: &[Oid], explicit_variadic: bool) -> PgResult<Vec<Expr>> {
+        let n = proc.argtypes.len();
+        if args.len() < n {
+            let defaults = self.parameter_defaults(proc)?;
+            let first_default = n - proc.nargdefaults;
+            for i in args.len()..n {
+                let d = defaults.get(i - first_default).cloned().ok_or_else(|| PgError::internal("missing parameter default"))?;
+                let ty = self.concrete_param_type(proc.argtypes[i], concrete, &proc.argtypes);
+                args.push(self.coerce_to(d, t(ty), CoercionContext::Implicit, -1)?);
+            }
+        } else if proc.variadic != 0 && !explicit_variadic && proc.variadic != oid::ANY {
+            let elem_ty = concrete.get(n - 1).copied().unwrap_or(proc.variadic);
+            let elements: Vec<Expr> = args.split_off(n - 1);
+            let array = self.b.types.get(&elem_ty).map(|ti| ti.array).filter(|&a| a != 0).unwrap_or(oid::ANYARRAY);
+            args.push(Expr::Array { elem: t(elem_ty), elements, ty: t(array) });
+        }
+        Ok(args)
+    }
+
+    /// A parameter's type for this call: polymorphic ones take the type
+    /// the call resolved them to.
+    fn concrete_param_type(&self, declared: Oid, concrete: &[Oid], declared_all: &[Oid]) -> Oid {
+        if !coerce::is_polymorphic(declared) {
+            return declared;
+        }
+        declared_all.iter().zip(concrete).find(|(d, _)| **d == declared).map(|(_, c)| *c).unwrap_or(declared)
     }
 
     /// A built-in function's parameter defaults, analyzed from their text.
@@ -1628,10 +1675,10 @@ impl<'a> Analyzer<'a> {
         match e {
             Expr::Var(v) => {
                 let level = self.levels.get(self.levels.len().checked_sub(1 + v.levels_up as usize)?)?;
-                rte_column_fields(self.b, &level.rtable, v.rte, v.col)
+                rte_column_fields(self.env.catalog, &level.rtable, v.rte, v.col)
             }
             Expr::Param(i, _) if self.param_source.is_some() => self.param_source.and_then(|s| s.param_fields(*i)),
-            other => expr_record_fields(self.b, other, &[]),
+            other => expr_record_fields(self.env.catalog, other, &[]),
         }
     }
 
@@ -1836,8 +1883,9 @@ fn node_kind_name(n: &NodeEnum) -> String {
 /// The columns of the row a function returns: its OUT parameters' names
 /// and types, polymorphic ones resolved from the call's arguments. None
 /// for a function without OUT parameters.
-pub fn function_out_columns(b: &crate::catalog::builtin::Builtins, func: Oid, args: &[Expr]) -> Option<Vec<(String, SqlType)>> {
-    let p = b.proc(func)?;
+pub fn function_out_columns(cat: &crate::catalog::DbCatalog, func: Oid, args: &[Expr]) -> Option<Vec<(String, SqlType)>> {
+    let b = crate::catalog::builtins();
+    let p = cat.proc(func)?;
     let outs: Vec<(String, Oid)> = p
         .argmodes
         .iter()
@@ -1866,7 +1914,7 @@ pub fn function_out_columns(b: &crate::catalog::builtin::Builtins, func: Oid, ar
 }
 
 /// The fields of a record-typed expression over `rtable`, when known.
-fn expr_record_fields(b: &crate::catalog::builtin::Builtins, e: &Expr, rtable: &[crate::query::RangeTblEntry]) -> Option<Vec<(String, SqlType)>> {
+fn expr_record_fields(b: &crate::catalog::DbCatalog, e: &Expr, rtable: &[crate::query::RangeTblEntry]) -> Option<Vec<(String, SqlType)>> {
     match e {
         Expr::Func { func, args, ty } if ty.oid == oid::RECORD => function_out_columns(b, func.oid, args),
         Expr::Var(v) if v.levels_up == 0 => rte_column_fields(b, rtable, v.rte, v.col),
@@ -1875,7 +1923,7 @@ fn expr_record_fields(b: &crate::catalog::builtin::Builtins, e: &Expr, rtable: &
 }
 
 /// The fields of the record in column `col` of range table entry `rte`.
-fn rte_column_fields(b: &crate::catalog::builtin::Builtins, rtable: &[crate::query::RangeTblEntry], rte: usize, col: usize) -> Option<Vec<(String, SqlType)>> {
+fn rte_column_fields(b: &crate::catalog::DbCatalog, rtable: &[crate::query::RangeTblEntry], rte: usize, col: usize) -> Option<Vec<(String, SqlType)>> {
     let entry = rtable.get(rte)?;
     if entry.col_types.get(col)?.oid != oid::RECORD {
         return None;

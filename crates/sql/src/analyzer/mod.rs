@@ -118,6 +118,8 @@ pub struct Analyzer<'a> {
     /// The variables of the procedural code (or SQL function) whose
     /// statement this is: names and `$n` that resolve to parameters.
     pub param_source: Option<&'a dyn crate::procedural::ParamSource>,
+    /// Analyzing CALL's procedure call: only procedures are candidates.
+    pub calling_procedure: bool,
 }
 
 /// How deeply expressions may nest. Analysis, planning and evaluation all
@@ -154,7 +156,7 @@ pub(crate) fn name_list(names: &[Node]) -> String {
 
 impl<'a> Analyzer<'a> {
     pub fn new(env: AnalyzerEnv<'a>, param_types: &[SqlType], sql: &'a str) -> Analyzer<'a> {
-        Analyzer { env, b: builtins(), params: RefCell::new(param_types.to_vec()), levels: Vec::new(), sql, expr_depth: 0, escape_memo: Default::default(), acl_user: None, perms: Vec::new(), perm_as: None, fold_const_casts: true, expanding_views: Vec::new(), defining_view: false, param_source: None }
+        Analyzer { env, b: builtins(), params: RefCell::new(param_types.to_vec()), levels: Vec::new(), sql, expr_depth: 0, escape_memo: Default::default(), acl_user: None, perms: Vec::new(), perm_as: None, fold_const_casts: true, expanding_views: Vec::new(), defining_view: false, param_source: None, calling_procedure: false }
     }
 
     /// Parameter types after analysis; unresolved ones are an error.

@@ -465,7 +465,7 @@ impl<'a> Analyzer<'a> {
         let fname = figure_colname(call);
         let (mut names, types) = match &e {
             Expr::Func { func, ty, args } => {
-                let out_cols = super::expr::function_out_columns(self.b, func.oid, args).unwrap_or_default();
+                let out_cols = super::expr::function_out_columns(self.env.catalog, func.oid, args).unwrap_or_default();
                 if !out_cols.is_empty() && ty.oid == oid::RECORD {
                     out_cols.into_iter().unzip()
                 } else {

@@ -32,6 +32,7 @@ use super::*;
 
 /// pg_class.oid of the catalogs objects live in (ObjectAddress.classId).
 pub const PG_TYPE: Oid = 1247;
+pub const PG_PROC_CLASS: Oid = 1255;
 pub const PG_CLASS: Oid = 1259;
 pub const PG_AUTHID: Oid = 1260;
 pub const PG_DATABASE: Oid = 1262;

@@ -14,6 +14,7 @@ pub mod builtin;
 pub mod depend;
 pub mod publish;
 pub mod foreign;
+pub mod function;
 pub mod store;
 pub mod system;
 
@@ -601,6 +602,11 @@ pub struct DbCatalog {
     pub subscriptions: BTreeMap<Oid, Subscription>,
     /// Foreign-data wrappers, servers and user mappings.
     pub foreign: foreign::ForeignCatalog,
+    /// User-defined functions and procedures, by OID, and their pg_proc
+    /// rows in the built-ins' form, by OID and by name (see `set_functions`).
+    pub functions: BTreeMap<Oid, Arc<function::Function>>,
+    user_procs: HashMap<Oid, builtin::ProcInfo>,
+    user_procs_by_name: HashMap<String, Vec<Oid>>,
     /// pg_depend, derived from the rest when first asked for (the catalog
     /// never changes once built; see `depend`).
     dependencies: std::sync::OnceLock<Arc<depend::Dependencies>>,
@@ -704,6 +710,29 @@ impl ClusterCatalog {
 }
 
 impl DbCatalog {
+    /// Installs the database's user-defined functions.
+    pub fn set_functions(&mut self, functions: Vec<function::Function>) {
+        for f in functions {
+            let info = f.proc_info();
+            self.user_procs_by_name.entry(f.name.clone()).or_default().push(f.oid);
+            self.user_procs.insert(f.oid, info);
+            self.functions.insert(f.oid, Arc::new(f));
+        }
+    }
+
+    /// A pg_proc row, built-in or user-defined.
+    pub fn proc(&self, oid: Oid) -> Option<&builtin::ProcInfo> {
+        builtins().procs.get(&oid).or_else(|| self.user_procs.get(&oid))
+    }
+
+    /// Every pg_proc row of a name, built-in ones first.
+    pub fn procs_named<'a>(&'a self, name: &str) -> impl Iterator<Item = &'a builtin::ProcInfo> + 'a {
+        let b = builtins();
+        let builtin = b.procs_by_name.get(name).into_iter().flatten().map(move |o| &b.procs[o]);
+        let user = self.user_procs_by_name.get(name).into_iter().flatten().filter_map(move |o| self.user_procs.get(o));
+        builtin.chain(user)
+    }
+
     /// The pg_depend rows of this database.
     pub fn dependencies(&self) -> &depend::Dependencies {
         self.dependencies.get_or_init(|| Arc::new(depend::Dependencies::derive(self)))

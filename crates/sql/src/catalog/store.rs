@@ -8,6 +8,9 @@
 //!   `m` db class obj sub    → comment text
 //!   `p` db pub              → Publication (with its members)
 //!   `s` db sub              → Subscription
+//!   `f` db func             → Function (user-defined pg_proc rows)
+//!   `F` db nsp name         → never written: locked to serialize DDL on
+//!                               a function name
 //!   `A` name                → role oid: written by role DDL (the roles of
 //!                               the bootstrap lack it) and locked by it, so
 //!                               that DDL on one role name is serialized
@@ -94,6 +97,26 @@ pub fn put_publication(txn: &Txn, db: Oid, p: &Publication) -> PgResult<()> {
 
 pub fn delete_publication(txn: &Txn, db: Oid, publication: Oid) -> PgResult<()> {
     txn.delete(&publication_key(db, publication))
+}
+
+pub fn function_key(db: Oid, func: Oid) -> Vec<u8> {
+    key(b'f', &[db, func])
+}
+
+pub fn put_function(txn: &Txn, db: Oid, f: &function::Function) -> PgResult<()> {
+    txn.put(&function_key(db, f.oid), &encode(f))
+}
+
+pub fn delete_function(txn: &Txn, db: Oid, func: Oid) -> PgResult<()> {
+    txn.delete(&function_key(db, func))
+}
+
+/// A key locked (never written) to serialize DDL on one function name of
+/// a schema (CREATE OR REPLACE racing another CREATE).
+pub fn function_name_key(db: Oid, nsp: Oid, name: &str) -> Vec<u8> {
+    let mut k = key(b'F', &[db, nsp]);
+    k.extend_from_slice(name.as_bytes());
+    k
 }
 
 pub fn put_subscription(txn: &Txn, db: Oid, sub: &Subscription) -> PgResult<()> {
@@ -232,6 +255,11 @@ pub fn load_database(txn: &Txn, db: Oid) -> PgResult<DbCatalog> {
         cat.subscriptions.insert(sub.oid, sub);
     }
     cat.foreign = foreign::load(txn, db)?;
+    let mut functions = Vec::new();
+    for (_, v) in scan_prefix(txn, &key(b'f', &[db]))? {
+        functions.push(decode::<function::Function>(&v)?);
+    }
+    cat.set_functions(functions);
     Ok(cat)
 }
 

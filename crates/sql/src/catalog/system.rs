@@ -226,6 +226,12 @@ fn text_array(items: &[String]) -> Datum {
     }
     Datum::Array(Arc::new(Array::from_vec(oid::TEXT, items.iter().map(|s| Datum::text(s)).collect())))
 }
+fn oid_array(items: &[Oid]) -> Datum {
+    Datum::Array(Arc::new(Array::from_vec(oid::OID, items.iter().map(|&v| Datum::Oid(v)).collect())))
+}
+fn char_array(items: &[char]) -> Datum {
+    Datum::Array(Arc::new(Array::from_vec(oid::CHAR, items.iter().map(|&c| Datum::Char(c as u8)).collect())))
+}
 fn int2_vector(items: &[i16]) -> Datum {
     Datum::Array(Arc::new(Array { element_type: oid::INT2, dims: vec![(items.len() as i32, 0)], elements: items.iter().map(|&v| Datum::Int2(v)).collect() }))
 }
@@ -1467,7 +1473,7 @@ fn pg_am(_: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
     Ok(())
 }
 
-fn pg_proc(_: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
+fn pg_proc(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
     let bi = builtins();
     let mut procs: Vec<&super::builtin::ProcInfo> = bi.procs.values().collect();
     procs.sort_by_key(|p| p.oid);
@@ -1494,6 +1500,46 @@ fn pg_proc(_: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
             ("prorettype", oidv(p.rettype)),
             ("proargtypes", oid_vector(&p.argtypes)),
             ("prosrc", text(&p.src)),
+        ]);
+    }
+    for f in cx.catalog.functions.values() {
+        let p = cx.catalog.proc(f.oid).cloned().unwrap_or_else(|| f.proc_info());
+        let lang = match f.language.as_str() {
+            "internal" => 12,
+            "c" => 13,
+            "sql" => 14,
+            _ => PLPGSQL_LANGUAGE,
+        };
+        let all_in = f.params.iter().all(|q| q.mode == 'i');
+        let named = f.params.iter().any(|q| !q.name.is_empty());
+        out.push(vec![
+            ("oid", oidv(f.oid)),
+            ("proname", name(&f.name)),
+            ("pronamespace", oidv(f.namespace)),
+            ("proowner", oidv(f.owner)),
+            ("prolang", oidv(lang)),
+            ("procost", Datum::Float4(f.cost)),
+            ("prorows", Datum::Float4(f.rows)),
+            ("provariadic", oidv(p.variadic)),
+            ("prosupport", Datum::Oid(0)),
+            ("prokind", ch(f.kind)),
+            ("prosecdef", b(f.security_definer)),
+            ("proleakproof", b(f.leakproof)),
+            ("proisstrict", b(f.strict)),
+            ("proretset", b(f.retset)),
+            ("provolatile", ch(f.volatility)),
+            ("proparallel", ch(f.parallel)),
+            ("pronargs", Datum::Int2(p.argtypes.len() as i16)),
+            ("pronargdefaults", Datum::Int2(p.nargdefaults as i16)),
+            ("prorettype", oidv(f.ret_type)),
+            ("proargtypes", oid_vector(&p.argtypes)),
+            ("proallargtypes", if all_in { Datum::Null } else { oid_array(&f.params.iter().map(|q| q.type_oid).collect::<Vec<_>>()) }),
+            ("proargmodes", if all_in { Datum::Null } else { char_array(&f.params.iter().map(|q| q.mode).collect::<Vec<_>>()) }),
+            ("proargnames", if named { text_array(&f.params.iter().map(|q| q.name.clone()).collect::<Vec<_>>()) } else { Datum::Null }),
+            ("proargdefaults", if p.nargdefaults > 0 { text(&p.arg_defaults) } else { Datum::Null }),
+            ("prosrc", text(&f.src)),
+            ("prosqlbody", f.sql_body.as_deref().map(text).unwrap_or(Datum::Null)),
+            ("proconfig", if f.config.is_empty() { Datum::Null } else { text_array(&f.config) }),
         ]);
     }
     Ok(())

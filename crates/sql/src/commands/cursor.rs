@@ -467,3 +467,77 @@ pub fn close(s: &mut SqlSession, c: &pb::ClosePortalStmt) -> PgResult<UtilityRes
     }
     Ok(UtilityResult { tag: "CLOSE CURSOR".into(), rows: None })
 }
+
+// ---------------------------------------------------------------- cursors of procedural code
+
+/// Opens a cursor over rows procedural code already computed (SPI's
+/// cursor_open): named as SQL cursors are, so FETCH in SQL reads it too.
+/// `name` None picks an unused "<unnamed portal N>".
+pub fn open_materialized(
+    s: &SqlSession,
+    name: Option<&str>,
+    statement: &str,
+    columns: &[(String, SqlType)],
+    rows: Vec<Row>,
+    scrollable: bool,
+) -> PgResult<String> {
+    let mut cursors = s.cursors.borrow_mut();
+    let name = match name {
+        Some(n) => {
+            if cursors.open.contains_key(n) {
+                return Err(PgError::new(sqlstate::DUPLICATE_CURSOR, format!("cursor \"{n}\" already exists")));
+            }
+            n.to_string()
+        }
+        None => (1..).map(|i| format!("<unnamed portal {i}>")).find(|n| !cursors.open.contains_key(n)).expect("some name is free"),
+    };
+    let cursor = Cursor {
+        statement: statement.trim().to_string(),
+        columns: columns.iter().map(|(n, t)| OutputColumn { name: n.clone(), ty: *t, origin: None }).collect(),
+        rows,
+        error: None,
+        scrollable,
+        holdable: false,
+        creation_time: s.stmt_start.get(),
+        pos: 0,
+        depth: Some(s.savepoint_depth()),
+    };
+    cursors.open.insert(name.clone(), cursor);
+    Ok(name)
+}
+
+/// FETCH / MOVE on a cursor for procedural code.
+pub fn fetch_materialized(s: &SqlSession, name: &str, direction: crate::procedural::FetchDirection, fetch: bool) -> PgResult<crate::procedural::SpiResult> {
+    use crate::procedural::FetchDirection as D;
+    let (dir, count) = match direction {
+        D::Next => (pb::FetchDirection::FetchForward, 1),
+        D::Prior => (pb::FetchDirection::FetchBackward, 1),
+        D::First => (pb::FetchDirection::FetchAbsolute, 1),
+        D::Last => (pb::FetchDirection::FetchAbsolute, -1),
+        D::Absolute(n) => (pb::FetchDirection::FetchAbsolute, n),
+        D::Relative(n) => (pb::FetchDirection::FetchRelative, n),
+        D::Forward(n) => (pb::FetchDirection::FetchForward, n),
+        D::Backward(n) => (pb::FetchDirection::FetchBackward, n),
+        D::ForwardAll => (pb::FetchDirection::FetchForward, FETCH_ALL),
+        D::BackwardAll => (pb::FetchDirection::FetchBackward, FETCH_ALL),
+    };
+    let mut cursors = s.cursors.borrow_mut();
+    let cursor = cursors.open.get_mut(name).ok_or_else(|| PgError::new(sqlstate::INVALID_CURSOR_NAME, format!("cursor \"{name}\" does not exist")))?;
+    let mut out = if fetch { Some(Vec::new()) } else { None };
+    let n = cursor.run_fetch(dir as i32, count, &mut out)?;
+    let rows = out.unwrap_or_default();
+    Ok(crate::procedural::SpiResult {
+        columns: cursor.columns.iter().map(|c| (c.name.clone(), c.ty)).collect(),
+        rows,
+        processed: n,
+        tag: format!("{} {n}", if fetch { "FETCH" } else { "MOVE" }),
+    })
+}
+
+/// CLOSE of one cursor by procedural code.
+pub fn close_by_name(s: &SqlSession, name: &str) -> PgResult<()> {
+    if s.cursors.borrow_mut().open.remove(name).is_none() {
+        return Err(PgError::new(sqlstate::INVALID_CURSOR_NAME, format!("cursor \"{name}\" does not exist")));
+    }
+    Ok(())
+}

@@ -10,6 +10,7 @@ pub mod ddl;
 pub mod dependency;
 pub mod explain;
 pub mod foreign;
+pub mod function;
 pub mod grant;
 pub mod inherit;
 pub mod naming;
@@ -149,6 +150,18 @@ pub(crate) fn execute_ddl_node(s: &mut SqlSession, node: &NodeEnum, sql: &str) -
         NodeEnum::AlterPublicationStmt(a) => {
             publication::alter_publication(s, a, sql)?;
             UtilityResult::tag("ALTER PUBLICATION")
+        }
+        NodeEnum::DropStmt(d)
+            if d.remove_type == pb::ObjectType::ObjectFunction as i32
+                || d.remove_type == pb::ObjectType::ObjectProcedure as i32
+                || d.remove_type == pb::ObjectType::ObjectRoutine as i32 =>
+        {
+            function::drop_functions(s, d)?;
+            UtilityResult::tag(match pb::ObjectType::from_i32(d.remove_type) {
+                Some(pb::ObjectType::ObjectProcedure) => "DROP PROCEDURE",
+                Some(pb::ObjectType::ObjectRoutine) => "DROP ROUTINE",
+                _ => "DROP FUNCTION",
+            })
         }
         NodeEnum::DropStmt(d) if d.remove_type == pb::ObjectType::ObjectPublication as i32 => {
             publication::drop_publications(s, d, sql)?;
@@ -304,8 +317,12 @@ pub(crate) fn execute_ddl_node(s: &mut SqlSession, node: &NodeEnum, sql: &str) -
             UtilityResult::tag("LOCK TABLE")
         }
         NodeEnum::ExplainStmt(e) => explain::explain(s, e, sql),
-        NodeEnum::DoStmt(_) => Err(PgError::unsupported("DO blocks")),
-        NodeEnum::CreateFunctionStmt(_) => Err(PgError::unsupported("CREATE FUNCTION")),
+        NodeEnum::DoStmt(d) => function::do_block(s, d),
+        NodeEnum::CreateFunctionStmt(c) => {
+            function::create_function(s, c, sql)?;
+            UtilityResult::tag(if c.is_procedure { "CREATE PROCEDURE" } else { "CREATE FUNCTION" })
+        }
+        NodeEnum::CallStmt(c) => function::call(s, c, sql),
         NodeEnum::CreateTrigStmt(_) => Err(PgError::unsupported("CREATE TRIGGER")),
         NodeEnum::CreateRoleStmt(c) => {
             role::create_role(s, c)?;

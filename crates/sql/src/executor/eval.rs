@@ -33,7 +33,7 @@ pub(crate) fn call(func: &FuncRef, args: &[Datum], arg_exprs: &[Expr], ret: tusk
         arg_types = arg_exprs.iter().map(|a| a.ty()).collect();
         &arg_types
     };
-    let fcx = FnCtx { arg_types: types, ret, env: cx.env };
+    let fcx = FnCtx { arg_types: types, ret, env: cx.env, func: func.oid };
     match func.imp {
         ScalarFn::Plain(f) => f(args, &fcx),
         ScalarFn::Set(_) => Err(PgError::new(

@@ -484,7 +484,7 @@ pub fn start_set_call(call: &Expr, row: &[Datum], cx: &ExecCx) -> PgResult<Box<d
                 return Ok(Box::new(std::iter::empty()));
             }
             let arg_types: Vec<_> = args.iter().map(|a| a.ty()).collect();
-            let fcx = crate::functions::FnCtx { arg_types: &arg_types, ret: *ty, env: cx.env };
+            let fcx = crate::functions::FnCtx { arg_types: &arg_types, ret: *ty, env: cx.env, func: func.oid };
             return f(&vals, &fcx);
         }
     }

@@ -104,6 +104,10 @@ pub trait Env {
     }
     /// Sends a NOTICE or WARNING to the client.
     fn notice(&self, _notice: PgError) {}
+    /// Calls a user-defined function (see `fmgr`).
+    fn call_function(&self, func: Oid, _args: &[Datum], _arg_types: &[SqlType], _ret: SqlType) -> PgResult<crate::procedural::CallOutcome> {
+        Err(PgError::unsupported(format!("calling user-defined function {func} here")))
+    }
     /// This session's named prepared statements (pg_prepared_statements).
     fn prepared_statements(&self) -> Vec<(String, crate::session::PreparedStatementInfo)> {
         Vec::new()
@@ -176,6 +180,9 @@ pub struct FnCtx<'a> {
     pub arg_types: &'a [SqlType],
     pub ret: SqlType,
     pub env: &'a dyn Env,
+    /// The pg_proc OID of the function called (user-defined functions
+    /// share one implementation, which looks the function up by it).
+    pub func: Oid,
 }
 
 impl<'a> FnCtx<'a> {
@@ -236,6 +243,32 @@ fn generic_cast(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
 
 /// The implementation of a pg_proc row: by prosrc, or (for SQL-language
 /// built-ins, whose prosrc is empty) by OID.
+/// The implementation every user-defined function shares: the call goes
+/// to `fmgr` through the session.
+pub fn user_defined(retset: bool) -> ScalarFn {
+    if retset {
+        ScalarFn::Set(call_user_set)
+    } else {
+        ScalarFn::Plain(call_user)
+    }
+}
+
+fn call_user(args: &[Datum], cx: &FnCtx) -> PgResult<Datum> {
+    match cx.env.call_function(cx.func, args, cx.arg_types, cx.ret)? {
+        crate::procedural::CallOutcome::Value(v) => Ok(v),
+        crate::procedural::CallOutcome::Set(rows) => Ok(rows.into_iter().next().unwrap_or(Datum::Null)),
+    }
+}
+
+fn call_user_set(args: &[Datum], cx: &FnCtx) -> PgResult<SetIter> {
+    let rows = match cx.env.call_function(cx.func, args, cx.arg_types, cx.ret)? {
+        crate::procedural::CallOutcome::Set(rows) => rows,
+        crate::procedural::CallOutcome::Value(Datum::Null) => Vec::new(),
+        crate::procedural::CallOutcome::Value(v) => vec![v],
+    };
+    Ok(Box::new(rows.into_iter().map(Ok)))
+}
+
 pub fn lookup_proc(proc: &crate::catalog::builtin::ProcInfo) -> Option<ScalarFn> {
     if !proc.src.is_empty() {
         if let Some(f) = lookup(&proc.src) {

@@ -374,7 +374,7 @@ impl<'a> Deparser<'a> {
                 }
                 // generate_function_name: qualified when the search path
                 // would not find it (information_schema's functions).
-                if let Some(p) = builtins().proc(func.oid).filter(|p| p.namespace != crate::catalog::PG_CATALOG_NAMESPACE) {
+                if let Some(p) = self.env.catalog().proc(func.oid).filter(|p| p.namespace != crate::catalog::PG_CATALOG_NAMESPACE) {
                     let schema = self.env.catalog().namespace_name(p.namespace).to_string();
                     if !self.env.settings().search_path.iter().any(|s| *s == schema) {
                         self.push(&super::quote_ident(&schema));
@@ -542,7 +542,7 @@ impl<'a> Deparser<'a> {
                 self.push("(");
                 self.expr(arg, true);
                 let name = match arg.as_ref() {
-                    Expr::Func { func, args, .. } => crate::analyzer::function_out_columns(builtins(), func.oid, args)
+                    Expr::Func { func, args, .. } => crate::analyzer::function_out_columns(self.env.catalog(), func.oid, args)
                         .and_then(|cols| cols.get(*field).map(|c| super::quote_ident(&c.0))),
                     _ => None,
                 };

@@ -1,0 +1,275 @@
+//! Calling user-defined functions and procedures (PostgreSQL's fmgr.c and,
+//! for LANGUAGE sql, functions.c): a call evaluated by the executor, a DO
+//! block, a CALL.
+//!
+//! SQL-language functions run their statements through the SPI, their
+//! parameters visible by name and as `$n`; the last statement gives the
+//! result. Other languages are handed to their registered
+//! `LanguageHandler`.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use pg_query::protobuf as pb;
+use pg_query::NodeEnum;
+use tusk_types::{oid, sqlstate, Datum, Oid, PgError, PgResult, SqlType};
+
+use crate::catalog::function::Function;
+use crate::catalog::DbCatalog;
+use crate::procedural::{self, CallArgs, CallOutcome, FunctionSource, ParamSource, ResolvedName, Spi, SpiPlan, VariableConflict};
+use crate::session::SqlSession;
+use crate::spi::SessionSpi;
+
+/// The statements of a SQL function's body, prepared as each first runs
+/// (a statement may use what an earlier one created).
+pub struct SqlFunctionPlans {
+    statements: Vec<String>,
+    plans: RefCell<Vec<Option<SpiPlan>>>,
+}
+
+/// A SQL function's parameters as its statements see them: by name (or
+/// `fname.name`), and as `$n`. A column of the same name wins, as in
+/// PostgreSQL's sql_fn_post_column_ref.
+struct SqlFunctionParams<'a> {
+    fname: &'a str,
+    names: Vec<&'a str>,
+    types: &'a [SqlType],
+}
+
+impl ParamSource for SqlFunctionParams<'_> {
+    fn resolve(&self, names: &[&str]) -> Option<(ResolvedName, usize)> {
+        let find = |n: &str| self.names.iter().position(|p| !p.is_empty() && *p == n);
+        if let Some(i) = names.first().and_then(|n| find(n)) {
+            return Some((ResolvedName::Param { index: i, ty: self.types[i] }, 1));
+        }
+        if names.len() >= 2 && names[0] == self.fname {
+            if let Some(i) = find(names[1]) {
+                return Some((ResolvedName::Param { index: i, ty: self.types[i] }, 2));
+            }
+        }
+        None
+    }
+    fn param_type(&self, n: usize) -> Option<SqlType> {
+        n.checked_sub(1).and_then(|i| self.types.get(i)).copied()
+    }
+    fn conflict(&self) -> VariableConflict {
+        VariableConflict::UseColumn
+    }
+}
+
+/// `name(type, ...)` as error CONTEXT lines name a function.
+pub fn signature(f: &Function) -> String {
+    let b = crate::catalog::builtins();
+    let args: Vec<String> = f
+        .params
+        .iter()
+        .filter(|p| p.is_input() || (f.kind == 'p' && p.mode == 'o'))
+        .map(|p| crate::analyzer::types::format_type(b, p.type_oid, -1))
+        .collect();
+    format!("{}({})", f.name, args.join(","))
+}
+
+pub fn function_source(f: &Function) -> FunctionSource {
+    FunctionSource {
+        oid: f.oid,
+        name: f.name.clone(),
+        signature: signature(f),
+        kind: f.kind,
+        params: f.params.iter().map(|p| (p.name.clone(), SqlType::new(p.type_oid), p.mode)).collect(),
+        ret_type: SqlType::new(f.ret_type),
+        retset: f.retset,
+        src: f.src.clone(),
+        version: f.version,
+    }
+}
+
+/// The columns of a function's row result (OUT parameters, RETURNS TABLE).
+pub fn output_columns(f: &Function) -> Option<Vec<(String, SqlType)>> {
+    let outs = f.output_params();
+    if outs.is_empty() || (outs.len() == 1 && f.ret_type != oid::RECORD) {
+        return None;
+    }
+    Some(outs.iter().enumerate().map(|(i, p)| (if p.name.is_empty() { format!("column{}", i + 1) } else { p.name.clone() }, SqlType::new(p.type_oid))).collect())
+}
+
+/// Calls a user-defined function from a running query.
+pub fn call_function(s: &SqlSession, catalog: &DbCatalog, func: Oid, args: &[Datum], arg_types: &[SqlType], ret: SqlType) -> PgResult<CallOutcome> {
+    let f = catalog.functions.get(&func).cloned().ok_or_else(|| PgError::internal(format!("cache lookup failed for function {func}")))?;
+    let spi = SessionSpi::shared(s);
+    call_with(&spi, &f, args, arg_types, ret)
+}
+
+/// Calls `f` through `spi`.
+pub fn call_with(spi: &SessionSpi, f: &Function, args: &[Datum], arg_types: &[SqlType], ret: SqlType) -> PgResult<CallOutcome> {
+    crate::stack::check()?;
+    spi.session().interrupt.check()?;
+    let columns = output_columns(f);
+    match f.language.as_str() {
+        "sql" => call_sql(spi, f, args, arg_types, ret, columns.as_deref()),
+        lang => {
+            let handler = procedural::language(lang)
+                .ok_or_else(|| PgError::new(sqlstate::UNDEFINED_OBJECT, format!("language \"{lang}\" does not exist")))?;
+            let source = function_source(f);
+            let call = CallArgs { args, arg_types, ret_type: ret, ret_columns: columns.as_deref(), trigger: None, nonatomic: false };
+            handler.call(&source, &call, spi)
+        }
+    }
+}
+
+/// The statements of a SQL function body.
+fn body_statements(f: &Function) -> PgResult<Vec<String>> {
+    let text = f.sql_body.as_deref().unwrap_or(&f.src);
+    let stmts = crate::parser::parse(text)?;
+    Ok(stmts.iter().map(|st| crate::parser::statement_text(text, st).to_string()).collect())
+}
+
+fn call_sql(spi: &SessionSpi, f: &Function, args: &[Datum], arg_types: &[SqlType], ret: SqlType, columns: Option<&[(String, SqlType)]>) -> PgResult<CallOutcome> {
+    let s = spi.session();
+    let key = (f.oid, f.version, arg_types.to_vec());
+    let cached = s.sql_function_cache.borrow().get(&key).cloned();
+    let plans = match cached {
+        Some(p) => p,
+        None => {
+            let statements = body_statements(f)?;
+            let n = statements.len();
+            let p = Rc::new(SqlFunctionPlans { statements, plans: RefCell::new(vec![None; n]) });
+            s.sql_function_cache.borrow_mut().insert(key, p.clone());
+            p
+        }
+    };
+    let names: Vec<&str> = f.params.iter().filter(|p| p.is_input()).map(|p| p.name.as_str()).collect();
+    let params = SqlFunctionParams { fname: &f.name, names, types: arg_types };
+    let mut last = None;
+    let n = plans.statements.len();
+    for i in 0..n {
+        let plan = {
+            let existing = plans.plans.borrow()[i].clone();
+            match existing {
+                Some(p) => p,
+                None => {
+                    let p = spi.prepare(&plans.statements[i], &params).map_err(|e| sql_function_context(e, f))?;
+                    plans.plans.borrow_mut()[i] = Some(p.clone());
+                    p
+                }
+            }
+        };
+        // Only the last statement's rows are the result; a non-set
+        // function needs only its first.
+        let max = if i + 1 == n && !f.retset { 1 } else { 0 };
+        let r = spi.execute(&plan, args, max).map_err(|e| sql_function_context(e, f))?;
+        last = Some(r);
+    }
+    if f.kind == 'p' || ret.oid == oid::VOID {
+        let out = match (columns, last) {
+            (Some(cols), Some(r)) if f.kind == 'p' => match r.rows.into_iter().next() {
+                Some(row) => Datum::Record(std::sync::Arc::new(coerce_row(spi, row, &r.columns, cols)?)),
+                None => Datum::Null,
+            },
+            _ => Datum::Null,
+        };
+        return Ok(CallOutcome::Value(out));
+    }
+    let r = last.unwrap_or_default();
+    let to_value = |row: Vec<Datum>| -> PgResult<Datum> {
+        match columns {
+            Some(cols) => Ok(Datum::Record(std::sync::Arc::new(coerce_row(spi, row, &r.columns, cols)?))),
+            None => {
+                let from = r.columns.first().map(|c| c.1).unwrap_or(SqlType::new(oid::UNKNOWN));
+                let v = row.into_iter().next().unwrap_or(Datum::Null);
+                spi.coerce(v, from, ret)
+            }
+        }
+    };
+    if f.retset {
+        let mut out = Vec::with_capacity(r.rows.len());
+        for row in r.rows.clone() {
+            out.push(to_value(row)?);
+        }
+        return Ok(CallOutcome::Set(out));
+    }
+    match r.rows.clone().into_iter().next() {
+        Some(row) => Ok(CallOutcome::Value(to_value(row)?)),
+        None => Ok(CallOutcome::Value(Datum::Null)),
+    }
+}
+
+fn coerce_row(spi: &SessionSpi, row: Vec<Datum>, have: &[(String, SqlType)], want: &[(String, SqlType)]) -> PgResult<Vec<Datum>> {
+    if row.len() != want.len() {
+        return Err(PgError::new(sqlstate::DATATYPE_MISMATCH, "function return row and query-specified return row do not match")
+            .with_detail(format!("Returned row contains {} attributes, but query expects {}.", row.len(), want.len())));
+    }
+    row.into_iter().zip(have).zip(want).map(|((v, (_, from)), (_, to))| spi.coerce(v, *from, *to)).collect()
+}
+
+/// PostgreSQL's sql_exec_error_callback: `SQL function "f" statement 1`.
+fn sql_function_context(mut e: PgError, f: &Function) -> PgError {
+    let line = format!("SQL function \"{}\" statement 1", f.name);
+    e.context = Some(match e.context.take() {
+        Some(c) => format!("{c}\n{line}"),
+        None => line,
+    });
+    e
+}
+
+// ---------------------------------------------------------------- DO
+
+/// DO [LANGUAGE lang] 'code'.
+pub fn run_do(s: &mut SqlSession, d: &pb::DoStmt) -> PgResult<()> {
+    let mut code = None;
+    let mut language = "plpgsql".to_string();
+    for a in &d.args {
+        if let Some(NodeEnum::DefElem(e)) = &a.node {
+            let val = match e.arg.as_deref().and_then(|n| n.node.as_ref()) {
+                Some(NodeEnum::String(v)) => v.sval.clone(),
+                _ => String::new(),
+            };
+            match e.defname.as_str() {
+                "as" => code = Some(val),
+                "language" => language = val,
+                _ => {}
+            }
+        }
+    }
+    let code = code.ok_or_else(|| PgError::new(sqlstate::SYNTAX_ERROR, "no inline code specified"))?;
+    let handler = match procedural::language(&language) {
+        Some(h) => h,
+        None if language == "sql" || language == "internal" || language == "c" => {
+            return Err(PgError::new(sqlstate::FEATURE_NOT_SUPPORTED, format!("language \"{language}\" does not support inline code execution")))
+        }
+        None => {
+            return Err(PgError::new(sqlstate::UNDEFINED_OBJECT, format!("language \"{language}\" does not exist"))
+                .with_hint("Use CREATE EXTENSION to load the language into the database."))
+        }
+    };
+    let nonatomic = !s.in_block.get();
+    let spi = SessionSpi::exclusive(s, nonatomic);
+    handler.inline(&code, &spi)
+}
+
+/// Runs a procedure for CALL with its (already evaluated) arguments:
+/// the values of its OUT/INOUT parameters, if it has any.
+pub fn call_procedure(s: &mut SqlSession, f: &Function, args: &[Datum], arg_types: &[SqlType]) -> PgResult<Option<Datum>> {
+    let nonatomic = !s.in_block.get();
+    let columns = output_columns(f).or_else(|| {
+        // One OUT parameter still makes a row.
+        let outs = f.output_params();
+        (outs.len() == 1).then(|| vec![(outs[0].name.clone(), SqlType::new(outs[0].type_oid))])
+    });
+    let spi = SessionSpi::exclusive(s, nonatomic);
+    crate::stack::check()?;
+    let ret = SqlType::new(if columns.is_some() { oid::RECORD } else { oid::VOID });
+    let outcome = match f.language.as_str() {
+        "sql" => call_sql(&spi, f, args, arg_types, ret, columns.as_deref())?,
+        lang => {
+            let handler = procedural::language(lang)
+                .ok_or_else(|| PgError::new(sqlstate::UNDEFINED_OBJECT, format!("language \"{lang}\" does not exist")))?;
+            let source = function_source(f);
+            let call = CallArgs { args, arg_types, ret_type: ret, ret_columns: columns.as_deref(), trigger: None, nonatomic };
+            handler.call(&source, &call, &spi)?
+        }
+    };
+    Ok(match (columns, outcome) {
+        (Some(_), CallOutcome::Value(v)) => Some(v),
+        _ => None,
+    })
+}
