@@ -105,7 +105,13 @@ impl Db {
         let mut db = Db { s };
         db.s.begin(None);
         db.run("CREATE TABLE tg_log (n serial, line text)");
+        db.commit();
         db
+    }
+
+    fn commit(&mut self) {
+        self.s.commit().expect("commit");
+        self.s.begin(None);
     }
 
     fn run(&mut self, sql: &str) -> Vec<Vec<String>> {
@@ -240,6 +246,7 @@ fn routing_trigger_partitions_rows() {
     let mut db = Db::new("route");
     db.run("CREATE TABLE parent (id int, v text)");
     db.run("CREATE TABLE child_small (id int, v text)");
+    db.commit();
     db.func("route", "exec INSERT INTO child_small VALUES ($1, $2); null");
     db.run("CREATE TRIGGER parent_route BEFORE INSERT ON parent FOR EACH ROW EXECUTE FUNCTION route()");
     assert_eq!(db.run("INSERT INTO parent VALUES (1, 'a'), (2, 'b')"), rows(&[&["INSERT 0 0"]]));
