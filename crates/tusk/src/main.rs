@@ -96,6 +96,8 @@ fn main() {
 }
 
 fn serve(data_dir: PathBuf, port: u16, listen: String, max_connections: usize, ssl: bool) {
+    // The procedural languages this binary carries, before any session can call one.
+    tusk_sql::procedural::register_language(tusk_plpgsql::PlPgSql::handler());
     // SIGTERM = smart, SIGINT = fast, SIGQUIT = immediate, as PostgreSQL's postmaster.
     let request = Arc::new(AtomicUsize::new(0));
     for (sig, code) in [(signal_hook::consts::SIGTERM, 1), (signal_hook::consts::SIGINT, 2), (signal_hook::consts::SIGQUIT, 3)] {

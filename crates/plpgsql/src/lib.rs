@@ -1,0 +1,127 @@
+//! PL/pgSQL for Tusk: the `plpgsql` language handler (PostgreSQL's
+//! pl_handler.c). It compiles a function's body once per session (cached
+//! by the function's oid and version), runs calls, trigger firings and DO
+//! blocks through the SPI of tusk-sql, and checks bodies at CREATE
+//! FUNCTION. Nothing below this crate knows it exists: the binary
+//! registers it with `tusk_sql::procedural::register_language`.
+
+pub mod ast;
+pub mod conditions;
+mod errcodes;
+pub mod exec;
+pub mod lexer;
+pub mod parser;
+
+use std::rc::Rc;
+use std::sync::Arc;
+
+use tusk_sql::procedural::{CallArgs, CallOutcome, FunctionSource, LanguageHandler, Spi};
+use tusk_types::{oid, Datum, PgError, PgResult, SqlType};
+
+use ast::Function;
+use parser::FuncSpec;
+
+pub struct PlPgSql;
+
+impl PlPgSql {
+    pub fn handler() -> Arc<dyn LanguageHandler> {
+        Arc::new(PlPgSql)
+    }
+}
+
+fn spec_of(func: &FunctionSource) -> FuncSpec<'_> {
+    FuncSpec {
+        context_name: format!("PL/pgSQL function {}", func.signature),
+        name: func.name.clone(),
+        params: &func.params,
+        ret_type: func.ret_type,
+        retset: func.retset,
+        is_procedure: func.kind == 'p',
+        is_trigger: func.ret_type.oid == oid::TRIGGER,
+    }
+}
+
+/// The compiled form of a function, from the session's cache or compiled now.
+fn compiled(func: &FunctionSource, spi: &dyn Spi) -> PgResult<Rc<Function>> {
+    let key = (func.oid, func.version);
+    if let Some(c) = spi.language_cache().borrow().get(&key) {
+        if let Ok(f) = c.clone().downcast::<Function>() {
+            return Ok(f);
+        }
+    }
+    let f = Rc::new(parser::compile(&func.src, &spec_of(func), spi)?);
+    let mut cache = spi.language_cache().borrow_mut();
+    // an older version of the same function is dead now
+    cache.retain(|(o, _), _| *o != func.oid);
+    cache.insert(key, f.clone());
+    Ok(f)
+}
+
+impl LanguageHandler for PlPgSql {
+    fn name(&self) -> &'static str {
+        "plpgsql"
+    }
+
+    fn validate(&self, func: &FunctionSource, spi: &dyn Spi) -> PgResult<()> {
+        if func.ret_type.oid == oid::TRIGGER && func.params.iter().any(|p| p.2 != 'o') {
+            return Err(PgError::new(tusk_types::sqlstate::INVALID_FUNCTION_DEFINITION, "trigger functions cannot have declared arguments")
+                .with_hint("The arguments of the trigger can be accessed through TG_NARGS and TG_ARGV instead."));
+        }
+        parser::compile(&func.src, &spec_of(func), spi)?;
+        Ok(())
+    }
+
+    fn call(&self, func: &FunctionSource, call: &CallArgs, spi: &dyn Spi) -> PgResult<CallOutcome> {
+        let f = compiled(func, spi)?;
+        let mut ex = exec::Exec::new(&f, spi, Some(call));
+        ex.bind_args(call)?;
+        ex.run()?;
+        if f.retset {
+            return Ok(CallOutcome::Set(std::mem::take(&mut ex.set_rows)));
+        }
+        let out_value = |ex: &exec::Exec| -> Datum {
+            match f.out_params.as_slice() {
+                [] => Datum::Null,
+                [s] => ex.vals[*s].clone(),
+                many => Datum::Record(Arc::new(many.iter().map(|s| ex.vals[*s].clone()).collect())),
+            }
+        };
+        if f.is_procedure {
+            return Ok(CallOutcome::Value(out_value(&ex)));
+        }
+        let v = match ex.retval.take() {
+            Some((v, _)) => v,
+            None => out_value(&ex),
+        };
+        if let Some(t) = call.trigger {
+            return match v {
+                Datum::Null => Ok(CallOutcome::Value(Datum::Null)),
+                Datum::Record(r) => {
+                    if t.level == "ROW" && r.len() != t.columns.len() {
+                        return Err(PgError::new(tusk_types::sqlstate::DATATYPE_MISMATCH, "returned row structure does not match the structure of the triggering table")
+                            .with_detail("Number of returned columns does not match expected column count."));
+                    }
+                    Ok(CallOutcome::Value(Datum::Record(r)))
+                }
+                _ => Err(PgError::new(tusk_types::sqlstate::DATATYPE_MISMATCH, "trigger procedure cannot return a set")),
+            };
+        }
+        Ok(CallOutcome::Value(v))
+    }
+
+    fn inline(&self, source: &str, spi: &dyn Spi) -> PgResult<()> {
+        let spec = FuncSpec {
+            context_name: "PL/pgSQL function inline_code_block".into(),
+            name: "inline_code_block".into(),
+            params: &[],
+            ret_type: SqlType::new(oid::VOID),
+            retset: false,
+            is_procedure: true,
+            is_trigger: false,
+        };
+        let f = parser::compile(source, &spec, spi)?;
+        let args = CallArgs { args: &[], arg_types: &[], ret_type: SqlType::new(oid::VOID), ret_columns: None, trigger: None, nonatomic: true };
+        let mut ex = exec::Exec::new(&f, spi, Some(&args));
+        ex.run()
+    }
+}
