@@ -41,6 +41,15 @@ fn spec_of(func: &FunctionSource) -> FuncSpec<'_> {
     }
 }
 
+/// A compile error leaving the handler. Its position counts characters of
+/// the body, and the engine has no way yet to move it onto the statement
+/// the body came in (PostgreSQL's function_parse_error_transpose), so it
+/// is left out rather than pointing at the wrong place.
+fn body_error(mut e: PgError) -> PgError {
+    e.position = None;
+    e
+}
+
 /// The compiled form of a function, from the session's cache or compiled now.
 fn compiled(func: &FunctionSource, spi: &dyn Spi) -> PgResult<Rc<Function>> {
     let key = (func.oid, func.version);
@@ -49,7 +58,7 @@ fn compiled(func: &FunctionSource, spi: &dyn Spi) -> PgResult<Rc<Function>> {
             return Ok(f);
         }
     }
-    let f = Rc::new(parser::compile(&func.src, &spec_of(func), spi)?);
+    let f = Rc::new(parser::compile(&func.src, &spec_of(func), spi).map_err(body_error)?);
     let mut cache = spi.language_cache().borrow_mut();
     // an older version of the same function is dead now
     cache.retain(|(o, _), _| *o != func.oid);
@@ -67,7 +76,7 @@ impl LanguageHandler for PlPgSql {
             return Err(PgError::new(tusk_types::sqlstate::INVALID_FUNCTION_DEFINITION, "trigger functions cannot have declared arguments")
                 .with_hint("The arguments of the trigger can be accessed through TG_NARGS and TG_ARGV instead."));
         }
-        parser::compile(&func.src, &spec_of(func), spi)?;
+        parser::compile(&func.src, &spec_of(func), spi).map_err(body_error)?;
         Ok(())
     }
 
@@ -87,7 +96,11 @@ impl LanguageHandler for PlPgSql {
             }
         };
         if f.is_procedure {
-            return Ok(CallOutcome::Value(out_value(&ex)));
+            // CALL makes a row of the OUT/INOUT parameters, even of one
+            if f.out_params.is_empty() {
+                return Ok(CallOutcome::Value(Datum::Null));
+            }
+            return Ok(CallOutcome::Value(Datum::Record(Arc::new(f.out_params.iter().map(|s| ex.vals[*s].clone()).collect()))));
         }
         let v = match ex.retval.take() {
             Some((v, _)) => v,
@@ -119,7 +132,7 @@ impl LanguageHandler for PlPgSql {
             is_procedure: true,
             is_trigger: false,
         };
-        let f = parser::compile(source, &spec, spi)?;
+        let f = parser::compile(source, &spec, spi).map_err(body_error)?;
         let args = CallArgs { args: &[], arg_types: &[], ret_type: SqlType::new(oid::VOID), ret_columns: None, trigger: None, nonatomic: true };
         let mut ex = exec::Exec::new(&f, spi, Some(&args));
         ex.run()

@@ -667,9 +667,8 @@ impl<'a> Parser<'a> {
                     }
                 }
                 Some("rowtype") => {
-                    let t = self.spi.relation_row_type(&refs).map_err(|e| e.with_position(pos))?;
-                    let fields = self.spi.composite_fields(t).map(Rc::new);
-                    (t, VarKind::Record, fields)
+                    let (t, cols) = self.spi.relation_row_type(&refs).map_err(|e| e.with_position(pos))?;
+                    (t, VarKind::Record, Some(Rc::new(cols)))
                 }
                 _ => return Err(self.syntax_error_at(start + pct + 1)),
             };

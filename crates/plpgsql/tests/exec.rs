@@ -274,7 +274,7 @@ impl Spi for Mock {
     fn composite_fields(&self, _: SqlType) -> Option<Vec<(String, SqlType)>> {
         None
     }
-    fn relation_row_type(&self, _: &[&str]) -> PgResult<SqlType> {
+    fn relation_row_type(&self, _: &[&str]) -> PgResult<(SqlType, Vec<(String, SqlType)>)> {
         Err(PgError::internal("mock"))
     }
     fn type_name(&self, _: SqlType) -> String {

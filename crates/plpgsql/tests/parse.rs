@@ -82,7 +82,7 @@ impl Spi for TypesOnly {
     fn composite_fields(&self, _: SqlType) -> Option<Vec<(String, SqlType)>> {
         None
     }
-    fn relation_row_type(&self, _: &[&str]) -> PgResult<SqlType> {
+    fn relation_row_type(&self, _: &[&str]) -> PgResult<(SqlType, Vec<(String, SqlType)>)> {
         Err(PgError::new("42P01", "relation does not exist"))
     }
     fn type_name(&self, _: SqlType) -> String {
