@@ -131,6 +131,23 @@ pub fn call_with(spi: &SessionSpi, f: &Function, args: &[Datum], arg_types: &[Sq
     }
 }
 
+/// Calls a trigger function for one firing (PostgreSQL's ExecCallTriggerFunc):
+/// what it returned, a row (`Datum::Record`) or NULL.
+pub fn call_trigger(s: &SqlSession, catalog: &DbCatalog, func: Oid, data: &procedural::TriggerData) -> PgResult<Datum> {
+    let f = catalog.functions.get(&func).cloned().ok_or_else(|| PgError::internal(format!("cache lookup failed for function {func}")))?;
+    crate::stack::check()?;
+    s.interrupt.check()?;
+    let handler = procedural::language(&f.language)
+        .ok_or_else(|| PgError::new(sqlstate::UNDEFINED_OBJECT, format!("language \"{}\" does not exist", f.language)))?;
+    let spi = SessionSpi::shared(s);
+    let source = function_source(&f);
+    let call = CallArgs { args: &[], arg_types: &[], ret_type: SqlType::new(oid::TRIGGER), ret_columns: None, trigger: Some(data), nonatomic: false };
+    match handler.call(&source, &call, &spi)? {
+        CallOutcome::Value(v) => Ok(v),
+        CallOutcome::Set(_) => Err(PgError::new(sqlstate::FEATURE_NOT_SUPPORTED, "set-valued function called in context that cannot accept a set")),
+    }
+}
+
 /// The statements of a SQL function body.
 fn body_statements(f: &Function) -> PgResult<Vec<String>> {
     let text = f.sql_body.as_deref().unwrap_or(&f.src);

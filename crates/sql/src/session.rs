@@ -1257,6 +1257,10 @@ impl<'a> Env for SessionEnv<'a> {
         crate::fmgr::call_function(self.s, self.catalog, func, args, arg_types, ret)
     }
 
+    fn call_trigger(&self, func: Oid, data: &crate::procedural::TriggerData) -> PgResult<Datum> {
+        crate::fmgr::call_trigger(self.s, self.catalog, func, data)
+    }
+
     fn prepared_statements(&self) -> Vec<(String, PreparedStatementInfo)> {
         self.s.prepared_statements.borrow().iter().map(|(k, v)| (k.clone(), v.clone())).collect()
     }

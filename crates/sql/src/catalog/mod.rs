@@ -17,6 +17,7 @@ pub mod foreign;
 pub mod function;
 pub mod store;
 pub mod system;
+pub mod trigger;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -463,6 +464,9 @@ pub struct Relation {
     /// is loaded, not stored.
     #[serde(skip)]
     pub children: Vec<Oid>,
+    /// The table's (or view's) triggers (pg_trigger), in creation order.
+    #[serde(default)]
+    pub triggers: Vec<trigger::Trigger>,
 }
 
 impl Relation {

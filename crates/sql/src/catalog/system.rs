@@ -120,6 +120,7 @@ fn registry() -> &'static Registry {
                 toast: None,
                 inherits: Vec::new(),
                 children: Vec::new(),
+                triggers: Vec::new(),
             });
             tables.push(SystemTable { name, namespace, oid, relkind, columns, generator, relation });
         }
@@ -361,6 +362,7 @@ fn generators() -> Vec<(&'static str, Generator)> {
         ("pg_subscription", pg_subscription),
         ("pg_shdepend", pg_shdepend),
         ("pg_rewrite", pg_rewrite),
+        ("pg_trigger", pg_trigger),
         ("pg_am", pg_am),
         ("pg_proc", pg_proc),
         ("pg_operator", pg_operator),
@@ -463,7 +465,7 @@ fn class_row(cx: &SysCx, r: &Relation, relkind: char, referenced: &std::collecti
         ("relnatts", Datum::Int2(natts)),
         ("relchecks", Datum::Int2(checks)),
         ("relhasrules", b(false)),
-        ("relhastriggers", b(has_fk_triggers(r, referenced))),
+        ("relhastriggers", b(!r.triggers.is_empty() || has_fk_triggers(r, referenced))),
         ("relhassubclass", b(!r.children.is_empty())),
         ("relrowsecurity", b(r.flags.row_security)),
         ("relforcerowsecurity", b(r.flags.force_row_security)),
@@ -949,7 +951,7 @@ fn pg_tables(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
             ("tableowner", name(&cx.cluster.role_name(r.owner))),
             ("hasindexes", b(!r.indexes.is_empty())),
             ("hasrules", b(false)),
-            ("hastriggers", b(has_fk_triggers(r, &referenced))),
+            ("hastriggers", b(!r.triggers.is_empty() || has_fk_triggers(r, &referenced))),
             ("rowsecurity", b(false)),
         ]);
     }
@@ -1385,6 +1387,42 @@ fn pg_rewrite(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
             ("is_instead", b(true)),
             ("ev_qual", text("<>")),
         ]);
+    }
+    Ok(())
+}
+
+/// pg_trigger: the triggers CREATE TRIGGER stored with their tables.
+fn pg_trigger(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
+    for r in user_relations(cx) {
+        for t in &r.triggers {
+            let mut args = Vec::new();
+            for a in &t.args {
+                args.extend_from_slice(a.as_bytes());
+                args.push(0);
+            }
+            let opt_name = |n: &Option<String>| n.as_deref().map(name).unwrap_or(Datum::Null);
+            out.push(vec![
+                ("oid", oidv(t.oid)),
+                ("tgrelid", oidv(r.oid)),
+                ("tgparentid", oidv(0)),
+                ("tgname", name(&t.name)),
+                ("tgfoid", oidv(t.function)),
+                ("tgtype", Datum::Int2(t.tgtype)),
+                ("tgenabled", ch(t.enabled)),
+                ("tgisinternal", b(false)),
+                ("tgconstrrelid", oidv(t.constrrel)),
+                ("tgconstrindid", oidv(0)),
+                ("tgconstraint", oidv(t.constraint)),
+                ("tgdeferrable", b(t.deferrable)),
+                ("tginitdeferred", b(t.initdeferred)),
+                ("tgnargs", Datum::Int2(t.args.len() as i16)),
+                ("tgattr", int2_vector(&t.columns)),
+                ("tgargs", Datum::Bytea(Arc::from(args))),
+                ("tgqual", t.when.as_deref().map(text).unwrap_or(Datum::Null)),
+                ("tgoldtable", opt_name(&t.old_table)),
+                ("tgnewtable", opt_name(&t.new_table)),
+            ]);
+        }
     }
     Ok(())
 }

@@ -982,16 +982,20 @@ impl CopyFrom {
             cx.check()?;
             let ins = match inserter.as_mut() {
                 Some(i) => i,
-                None => inserter.insert(RowInserter::new(rel.clone(), cx)?),
+                None => {
+                    let i = inserter.insert(RowInserter::new(rel.clone(), cx)?);
+                    i.start(cx)?;
+                    i
+                }
             };
+            let mut inserted = 0u64;
             for (row, line) in rows.iter().zip(&lines) {
-                ins.insert(row, cx).map_err(|e| if e.context.is_none() { e.with_context(format!("COPY {name}, line {line}")) } else { e })?;
+                inserted += ins.insert(row, cx).map_err(|e| if e.context.is_none() { e.with_context(format!("COPY {name}, line {line}")) } else { e })? as u64;
             }
-            Ok(())
+            Ok(inserted)
         });
         self.inserter = inserter;
-        result?;
-        self.rows += rows.len() as u64;
+        self.rows += result?;
         self.pending_fk += rows.len() as u64;
         if self.pending_fk >= MAX_PENDING_FK_CHECKS {
             self.check_foreign_keys(s)?;
@@ -1034,7 +1038,14 @@ impl CopyFrom {
             self.take_line(s, &rest)?;
         }
         self.flush(s)?;
-        self.check_foreign_keys(s)?;
+        let catalog = self.catalog.clone();
+        let mut inserter = self.inserter.take();
+        let r = s.with_exec_cx(&catalog, &self.state, |cx| match inserter.as_mut() {
+            Some(i) => i.end(cx),
+            None => Ok(()),
+        });
+        self.inserter = inserter;
+        r?;
         Ok(self.rows)
     }
 }

@@ -310,6 +310,7 @@ fn new_relation(oid: Oid, name: &str, namespace: Oid, kind: RelKind, persistence
         toast: None,
         inherits: Vec::new(),
         children: Vec::new(),
+        triggers: Vec::new(),
     }
 }
 
@@ -2021,6 +2022,7 @@ pub fn drop_temp_namespaces(cluster: &crate::cluster::Cluster, db: Oid, nsps: &[
 // ---------------------------------------------------------------- TRUNCATE
 
 pub fn truncate(s: &mut SqlSession, stmt: &pb::TruncateStmt, sql: &str) -> PgResult<()> {
+    let truncated;
     {
         let d = Ddl::new(s, sql)?;
         let mut rels: Vec<Arc<Relation>> = Vec::new();
@@ -2058,6 +2060,7 @@ pub fn truncate(s: &mut SqlSession, stmt: &pb::TruncateStmt, sql: &str) -> PgRes
             }
             i += 1;
         }
+        super::trigger::fire_truncate(d.s, &d.catalog, &rels, true)?;
         for rel in &rels {
             d.lock_relation(rel.oid)?;
             // New, empty storage for the table and each index.
@@ -2089,8 +2092,11 @@ pub fn truncate(s: &mut SqlSession, stmt: &pb::TruncateStmt, sql: &str) -> PgRes
                 }
             }
         }
+        truncated = rels;
     }
-    s.reload_txn_catalog()
+    s.reload_txn_catalog()?;
+    let catalog = s.catalog()?;
+    super::trigger::fire_truncate(s, &catalog, &truncated, false)
 }
 
 // ---------------------------------------------------------------- COMMENT
@@ -2720,6 +2726,7 @@ pub(crate) fn alter_table_cmd(d: &Ddl, rel: &Arc<Relation>, c: &pb::AlterTableCm
         // ALTER COLUMN TYPE
         30 => return alter_column_type(d, rel, c),
         x if x == pb::AlterTableType::AtChangeOwner as i32 => return change_owner(d, rel, c),
+        x if super::trigger::is_enable_cmd(x) => return super::trigger::enable_trigger(d, rel, c),
         // SET (...), RESET (...) storage parameters
         40 | 41 | 42 => {
             let how = match c.subtype {

@@ -735,6 +735,7 @@ pub fn drop_functions(s: &mut SqlSession, d: &pb::DropStmt) -> PgResult<()> {
     if victims.is_empty() {
         return Ok(());
     }
+    super::trigger::drop_function_triggers(s, &victims, d.behavior == pb::DropBehavior::DropCascade as i32)?;
     let txn = s.txn()?;
     for f in &victims {
         txn.get_for_update(&store::function_name_key(s.db, f.namespace, &f.name))?;

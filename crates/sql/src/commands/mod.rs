@@ -24,6 +24,7 @@ pub mod sequence;
 pub mod subscription;
 pub mod table_like;
 pub mod table_settings;
+pub mod trigger;
 
 use pg_query::protobuf::{self as pb, Node};
 use pg_query::NodeEnum;
@@ -176,6 +177,14 @@ pub(crate) fn execute_ddl_node(s: &mut SqlSession, node: &NodeEnum, sql: &str) -
                 Some(pb::ObjectType::ObjectRoutine) => "DROP ROUTINE",
                 _ => "DROP FUNCTION",
             })
+        }
+        NodeEnum::DropStmt(d) if d.remove_type == pb::ObjectType::ObjectTrigger as i32 => {
+            trigger::drop_triggers(s, d, sql)?;
+            UtilityResult::tag("DROP TRIGGER")
+        }
+        NodeEnum::RenameStmt(r) if r.rename_type == pb::ObjectType::ObjectTrigger as i32 => {
+            trigger::rename_trigger(s, r, sql)?;
+            UtilityResult::tag("ALTER TRIGGER")
         }
         NodeEnum::DropStmt(d) if d.remove_type == pb::ObjectType::ObjectPublication as i32 => {
             publication::drop_publications(s, d, sql)?;
@@ -359,7 +368,10 @@ pub(crate) fn execute_ddl_node(s: &mut SqlSession, node: &NodeEnum, sql: &str) -
             UtilityResult::tag(if c.is_procedure { "CREATE PROCEDURE" } else { "CREATE FUNCTION" })
         }
         NodeEnum::CallStmt(c) => function::call(s, c, sql),
-        NodeEnum::CreateTrigStmt(_) => Err(PgError::unsupported("CREATE TRIGGER")),
+        NodeEnum::CreateTrigStmt(c) => {
+            trigger::create_trigger(s, c, sql)?;
+            UtilityResult::tag(if c.isconstraint { "CREATE CONSTRAINT TRIGGER" } else { "CREATE TRIGGER" })
+        }
         NodeEnum::CreateRoleStmt(c) => {
             role::create_role(s, c)?;
             UtilityResult::tag("CREATE ROLE")
@@ -615,6 +627,7 @@ pub fn command_tag(node: &NodeEnum) -> String {
         "VacuumStmt" => "VACUUM",
         "CopyStmt" => "COPY",
         "CreateFunctionStmt" => "CREATE FUNCTION",
+        "CreateTrigStmt" => "CREATE TRIGGER",
         "MergeStmt" => "MERGE",
         "CallStmt" => "CALL",
         "AlterSystemStmt" => "ALTER SYSTEM",

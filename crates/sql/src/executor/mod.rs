@@ -14,6 +14,7 @@ mod sort;
 mod spill;
 pub mod syscols;
 pub mod table;
+pub mod trigger;
 mod window;
 
 use std::cell::RefCell;

@@ -24,6 +24,8 @@ use crate::catalog::{ConstraintKind, FkAction, Relation};
 use crate::expr::Expr;
 use crate::plan::{ModifyKind, OnConflictPlan};
 use crate::functions::DeferredCheck;
+use crate::catalog::trigger::{TriggerEvent, TriggerTiming};
+use super::trigger::{AfterEvent, TableTriggers};
 
 /// Rows written, for the command tag.
 #[derive(Clone, Copy, Debug, Default)]
@@ -76,6 +78,8 @@ struct RelInfo {
     defaults: Option<Vec<Expr>>,
     /// New rows go around the transaction (`TableAccess::bulk_eligible`).
     bulk: bool,
+    /// The table's enabled triggers; None when it has none.
+    triggers: Option<Rc<TableTriggers>>,
 }
 
 fn live_index(rel: &Relation, attnum: i16) -> PgResult<usize> {
@@ -135,8 +139,10 @@ fn rel_info(rel: Arc<Relation>, cx: &ExecCx) -> PgResult<RelInfo> {
     // PostgreSQL checks CHECK constraints in name order.
     checks.sort_by(|a, b| a.0.cmp(&b.0));
     let not_null = rel.live_columns().enumerate().filter(|(_, (_, c))| c.not_null).map(|(i, _)| i).collect();
-    let bulk = table.bulk_eligible(cx);
-    Ok(RelInfo { table, checks, not_null, fks_out, fks_in, deferrable_uniques, defaults: None, bulk })
+    let triggers = TableTriggers::of(&rel, cx).map(Rc::new);
+    // A trigger function may read the table: its rows go through the transaction.
+    let bulk = triggers.is_none() && table.bulk_eligible(cx);
+    Ok(RelInfo { table, checks, not_null, fks_out, fks_in, deferrable_uniques, defaults: None, bulk, triggers })
 }
 
 /// Text of a row for "Failing row contains (...)".
@@ -208,7 +214,7 @@ impl FkOut {
 /// that key again (ri_Check_Pk_Match) or nothing references it. A unique
 /// key must be held by one row at most.
 pub fn check_deferred(checks: &[DeferredCheck], cx: &ExecCx) -> PgResult<()> {
-    let mut writer = Writer { infos: HashMap::new(), fk_checks: Vec::new(), unique_checks: Vec::new(), bulk: None };
+    let mut writer = Writer { infos: HashMap::new(), fk_checks: Vec::new(), unique_checks: Vec::new(), bulk: None, after: Vec::new() };
     for check in checks {
         cx.check()?;
         check_deferred_one(&mut writer, check, cx)?;
@@ -276,6 +282,8 @@ struct Writer {
     unique_checks: Vec<(Rc<RelInfo>, usize, Vec<u8>)>,
     /// Rows written around the transaction, buffered.
     bulk: Option<tusk_storage::BulkWriter>,
+    /// AFTER ROW trigger events, fired when the statement's writes are done.
+    after: Vec<AfterEvent>,
 }
 
 impl Writer {
@@ -514,6 +522,31 @@ impl Writer {
         Ok(d)
     }
 
+    /// BEFORE ROW triggers of a row to insert: the row to write, None to skip it.
+    fn before_insert(&self, info: &RelInfo, row: Row, cx: &ExecCx) -> PgResult<Option<Row>> {
+        match &info.triggers {
+            Some(t) if t.has(TriggerTiming::Before, true, TriggerEvent::Insert) => t.before_row(TriggerTiming::Before, TriggerEvent::Insert, None, Some(row), None, cx),
+            _ => Ok(Some(row)),
+        }
+    }
+
+    /// Queues a written row's AFTER ROW triggers.
+    fn after_row(&mut self, info: &RelInfo, event: TriggerEvent, old: Option<&[Datum]>, new: Option<&[Datum]>, updated: Option<&[usize]>, cx: &ExecCx) -> PgResult<()> {
+        match &info.triggers {
+            Some(t) if t.has(TriggerTiming::After, true, event) => t.queue_after_row(event, old, new, updated, &mut self.after, cx),
+            _ => Ok(()),
+        }
+    }
+
+    /// Fires the queued AFTER ROW events.
+    fn fire_after(&mut self, cx: &ExecCx) -> PgResult<()> {
+        while !self.after.is_empty() {
+            let queue = std::mem::take(&mut self.after);
+            super::trigger::fire_after(queue, cx)?;
+        }
+        Ok(())
+    }
+
     fn insert_row(&mut self, info: &Rc<RelInfo>, row: &[Datum], cx: &ExecCx) -> PgResult<Vec<u8>> {
         self.check_row(info, row, cx)?;
         let key = info.table.new_row_key(row, cx)?;
@@ -576,21 +609,48 @@ pub struct RowInserter {
 
 impl RowInserter {
     pub fn new(rel: Arc<Relation>, cx: &ExecCx) -> PgResult<RowInserter> {
-        let mut writer = Writer { infos: HashMap::new(), fk_checks: Vec::new(), unique_checks: Vec::new(), bulk: None };
+        let mut writer = Writer { infos: HashMap::new(), fk_checks: Vec::new(), unique_checks: Vec::new(), bulk: None, after: Vec::new() };
         let info = writer.info(rel.oid, cx)?;
         Ok(RowInserter { writer, info })
     }
 
-    /// Inserts one whole row (every live column, defaults already filled).
-    pub fn insert(&mut self, row: &[Datum], cx: &ExecCx) -> PgResult<()> {
+    /// Inserts one whole row (every live column, defaults already filled):
+    /// false when a BEFORE ROW trigger skipped it.
+    pub fn insert(&mut self, row: &[Datum], cx: &ExecCx) -> PgResult<bool> {
         let info = self.info.clone();
-        self.writer.insert_row(&info, row, cx)?;
-        Ok(())
+        if info.triggers.is_none() {
+            self.writer.insert_row(&info, row, cx)?;
+            return Ok(true);
+        }
+        let Some(row) = self.writer.before_insert(&info, row.to_vec(), cx)? else { return Ok(false) };
+        self.writer.insert_row(&info, &row, cx)?;
+        self.writer.after_row(&info, TriggerEvent::Insert, None, Some(&row), None, cx)?;
+        Ok(true)
+    }
+
+    /// Fires the table's BEFORE INSERT statement triggers (COPY FROM calls
+    /// it before its first row).
+    pub fn start(&mut self, cx: &ExecCx) -> PgResult<()> {
+        match &self.info.triggers {
+            Some(t) => t.statement(TriggerTiming::Before, TriggerEvent::Insert, None, cx),
+            None => Ok(()),
+        }
     }
 
     /// Runs the foreign key checks of the rows inserted so far.
     pub fn finish(&mut self, cx: &ExecCx) -> PgResult<()> {
         self.writer.run_fk_checks(cx)
+    }
+
+    /// Ends the statement: the foreign key checks left, the AFTER ROW
+    /// events queued, the AFTER INSERT statement triggers.
+    pub fn end(&mut self, cx: &ExecCx) -> PgResult<()> {
+        self.writer.run_fk_checks(cx)?;
+        self.writer.fire_after(cx)?;
+        match &self.info.triggers {
+            Some(t) => t.statement(TriggerTiming::After, TriggerEvent::Insert, None, cx),
+            None => Ok(()),
+        }
     }
 }
 
@@ -665,7 +725,7 @@ impl ModifyNode {
             view_checks,
             old_width,
             recheck,
-            writer: Writer { infos: HashMap::new(), fk_checks: Vec::new(), unique_checks: Vec::new(), bulk: None },
+            writer: Writer { infos: HashMap::new(), fk_checks: Vec::new(), unique_checks: Vec::new(), bulk: None, after: Vec::new() },
             conflict_updated: HashSet::new(),
             output: Vec::new().into_iter(),
             inherited: Vec::new(),
@@ -754,6 +814,24 @@ impl ModifyNode {
                 crate::catalog::publish::check_replica_identity(cx.catalog, &t.rel, delete)?;
             }
         }
+        // Statement-level triggers (an INSERT ... ON CONFLICT DO UPDATE
+        // fires the UPDATE ones too).
+        let stmt_triggers = TableTriggers::of(&self.rel, cx);
+        let events: Vec<TriggerEvent> = match self.kind {
+            ModifyKind::Insert if self.on_conflict.as_ref().is_some_and(|c| c.do_update) => vec![TriggerEvent::Insert, TriggerEvent::Update],
+            ModifyKind::Insert => vec![TriggerEvent::Insert],
+            ModifyKind::Update => vec![TriggerEvent::Update],
+            ModifyKind::Delete => vec![TriggerEvent::Delete],
+        };
+        let set_cols: Option<Vec<usize>> = match self.kind {
+            ModifyKind::Update => Some(self.update_cols.clone()),
+            _ => self.on_conflict.as_ref().map(|c| c.set.iter().map(|(c, _)| *c).collect()),
+        };
+        if let Some(t) = &stmt_triggers {
+            for &e in &events {
+                t.statement(TriggerTiming::Before, e, set_cols.as_deref(), cx)?;
+            }
+        }
         // Read everything first: the statement must not see its own writes.
         let mut rows = Vec::new();
         while let Some(r) = input.next(cx)? {
@@ -807,7 +885,18 @@ impl ModifyNode {
                             new[route.column(c)] = row[self.old_width + i].clone();
                         }
                     }
+                    if let Some(t) = route.info.triggers.as_ref().filter(|t| t.has(TriggerTiming::Before, true, TriggerEvent::Update)) {
+                        let cols: Vec<usize> = self.update_cols.iter().map(|&c| route.column(c)).collect();
+                        match t.before_row(TriggerTiming::Before, TriggerEvent::Update, Some(&latest), Some(new), Some(&cols), cx)? {
+                            Some(r) => new = r,
+                            None => continue,
+                        }
+                    }
                     let new_key = self.writer.update_row(&route.info, key, &latest, new.clone(), cx, 0)?;
+                    if route.info.triggers.is_some() {
+                        let cols: Vec<usize> = self.update_cols.iter().map(|&c| route.column(c)).collect();
+                        self.writer.after_row(&route.info, TriggerEvent::Update, Some(&latest), Some(&new), Some(&cols), cx)?;
+                    }
                     let system = self.system_values(&route.info, &new_key);
                     self.emit_joined(&route.as_target(&new), system, &row, &mut out, cx)?;
                 }
@@ -833,20 +922,34 @@ impl ModifyNode {
                             }
                         }
                     }
+                    if let Some(t) = route.info.triggers.as_ref().filter(|t| t.has(TriggerTiming::Before, true, TriggerEvent::Delete)) {
+                        if t.before_row(TriggerTiming::Before, TriggerEvent::Delete, Some(&latest), None, None, cx)?.is_none() {
+                            continue;
+                        }
+                    }
                     self.writer.fks_in(&route.info, &latest, None, cx, 0)?;
                     route.info.table.delete(&latest, key, cx)?;
+                    self.writer.after_row(&route.info, TriggerEvent::Delete, Some(&latest), None, None, cx)?;
                     let system = self.system_values(&route.info, key);
                     self.emit_joined(&latest_target, system, &row, &mut out, cx)?;
                 }
             }
         }
         self.writer.run_fk_checks(cx)?;
+        self.writer.fire_after(cx)?;
+        if let Some(t) = &stmt_triggers {
+            for &e in &events {
+                t.statement(TriggerTiming::After, e, set_cols.as_deref(), cx)?;
+            }
+        }
         Ok(out)
     }
 
     fn insert_one(&mut self, info: &Rc<RelInfo>, row: Row, out: &mut Vec<Row>, cx: &ExecCx) -> PgResult<()> {
+        let Some(row) = self.writer.before_insert(info, row, cx)? else { return Ok(()) };
         let Some(oc) = self.on_conflict.clone() else {
             let key = self.writer.insert_row(info, &row, cx)?;
+            self.writer.after_row(info, TriggerEvent::Insert, None, Some(&row), None, cx)?;
             let system = self.system_values(info, &key);
             return self.emit_joined(&row, system, &[], out, cx);
         };
@@ -870,6 +973,7 @@ impl ModifyNode {
                 info.table.insert(&row, &key, cx)?;
                 self.writer.defer_unique_checks(info, &row, None, cx)?;
                 self.writer.defer_fk_check(info, &row, None, &key, cx);
+                self.writer.after_row(info, TriggerEvent::Insert, None, Some(&row), None, cx)?;
                 let system = self.system_values(info, &key);
                 self.conflict_updated.insert(key);
                 self.emit_joined(&row, system, &[], out, cx)
@@ -910,7 +1014,15 @@ impl ModifyNode {
                     )
                     .with_hint("Ensure that no rows proposed for insertion within the same command have duplicate constrained values."));
                 }
+                let set_cols: Vec<usize> = oc.set.iter().map(|(c, _)| *c).collect();
+                if let Some(t) = info.triggers.as_ref().filter(|t| t.has(TriggerTiming::Before, true, TriggerEvent::Update)) {
+                    match t.before_row(TriggerTiming::Before, TriggerEvent::Update, Some(&existing), Some(new), Some(&set_cols), cx)? {
+                        Some(r) => new = r,
+                        None => return Ok(()),
+                    }
+                }
                 let nk = self.writer.update_row(info, &existing_key, &existing, new.clone(), cx, 0)?;
+                self.writer.after_row(info, TriggerEvent::Update, Some(&existing), Some(&new), Some(&set_cols), cx)?;
                 let system = self.system_values(info, &nk);
                 self.conflict_updated.insert(nk);
                 self.emit_joined(&new, system, &[], out, cx)

@@ -528,6 +528,19 @@ fn pg_get_function_result(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
     text(if p.retset { format!("SETOF {ty}") } else { ty })
 }
 
+/// pg_get_triggerdef(oid [, pretty]): NULL for an unknown trigger.
+fn pg_get_triggerdef(a: &[Datum], cx: &FnCtx) -> PgResult<Datum> {
+    let tg = arg_oid(a, 0);
+    let pretty = matches!(a.get(1), Some(Datum::Bool(true)));
+    let catalog = cx.env.catalog();
+    for rel in catalog.relations.values() {
+        if let Some(t) = rel.triggers.iter().find(|t| t.oid == tg) {
+            return text(crate::commands::trigger::triggerdef(catalog, rel, t, pretty));
+        }
+    }
+    Ok(Datum::Null)
+}
+
 // ---------------------------------------------------------------- stubs for features Tusk lacks
 
 fn null(_: &[Datum], _: &FnCtx) -> PgResult<Datum> {
@@ -677,7 +690,8 @@ pub(super) fn register(r: &mut Registry) {
     plain(r, &["pg_get_function_identity_arguments"], pg_get_function_identity_arguments);
     plain(r, &["pg_get_function_result"], pg_get_function_result);
     // No triggers, rules, extended statistics or partition keys exist in Tusk.
-    plain(r, &["pg_get_triggerdef", "pg_get_triggerdef_ext", "pg_get_statisticsobjdef_columns", "pg_get_ruledef", "pg_get_ruledef_ext", "pg_get_partkeydef"], null);
+    plain(r, &["pg_get_triggerdef", "pg_get_triggerdef_ext"], pg_get_triggerdef);
+    plain(r, &["pg_get_statisticsobjdef_columns", "pg_get_ruledef", "pg_get_ruledef_ext", "pg_get_partkeydef"], null);
     plain(r, &["pg_relation_is_publishable"], pg_relation_is_publishable);
     set(r, &["pg_partition_ancestors"], pg_partition_ancestors);
 }

@@ -109,6 +109,11 @@ pub trait Env {
     fn call_function(&self, func: Oid, _args: &[Datum], _arg_types: &[SqlType], _ret: SqlType) -> PgResult<crate::procedural::CallOutcome> {
         Err(PgError::unsupported(format!("calling user-defined function {func} here")))
     }
+    /// Calls a trigger function for one firing (see `fmgr::call_trigger`):
+    /// the row it returned (a `Datum::Record`) or NULL.
+    fn call_trigger(&self, func: Oid, _data: &crate::procedural::TriggerData) -> PgResult<Datum> {
+        Err(PgError::unsupported(format!("calling trigger function {func} here")))
+    }
     /// This session's named prepared statements (pg_prepared_statements).
     fn prepared_statements(&self) -> Vec<(String, crate::session::PreparedStatementInfo)> {
         Vec::new()
