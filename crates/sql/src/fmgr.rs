@@ -114,10 +114,39 @@ pub fn call_function(s: &SqlSession, catalog: &DbCatalog, func: Oid, args: &[Dat
     call_with(&spi, &f, args, arg_types, ret)
 }
 
-/// Calls `f` through `spi`.
+/// Calls `f` through `spi`, with its SET clauses in force for the call.
 pub fn call_with(spi: &SessionSpi, f: &Function, args: &[Datum], arg_types: &[SqlType], ret: SqlType) -> PgResult<CallOutcome> {
     crate::stack::check()?;
-    spi.session().interrupt.check()?;
+    let s = spi.session();
+    s.interrupt.check()?;
+    check_security_definer(s, f)?;
+    if f.config.is_empty() {
+        return call_body(spi, f, args, arg_types, ret);
+    }
+    // proconfig: the settings hold for the call and go back after it,
+    // whatever it did to them (fmgr_security_definer's GUC nesting level).
+    let saved = s.settings.borrow().clone();
+    let applied = f.config.iter().try_for_each(|c| {
+        let (name, value) = c.split_once('=').unwrap_or((c.as_str(), ""));
+        s.settings.borrow_mut().set(name, value)
+    });
+    let r = applied.and_then(|_| call_body(spi, f, args, arg_types, ret));
+    *s.settings.borrow_mut() = saved;
+    r
+}
+
+/// SECURITY DEFINER runs a function as its owner. Tusk cannot switch the
+/// session's role for a call yet; rather than run it with the caller's
+/// privileges (more or fewer than it was written for), a call by another
+/// role is refused.
+fn check_security_definer(s: &SqlSession, f: &Function) -> PgResult<()> {
+    if f.security_definer && crate::commands::grant::current_role_oid(s) != f.owner {
+        return Err(PgError::unsupported(format!("calling SECURITY DEFINER function {} as a role other than its owner", f.name)));
+    }
+    Ok(())
+}
+
+fn call_body(spi: &SessionSpi, f: &Function, args: &[Datum], arg_types: &[SqlType], ret: SqlType) -> PgResult<CallOutcome> {
     let columns = output_columns(f);
     match f.language.as_str() {
         "sql" => call_sql(spi, f, args, arg_types, ret, columns.as_deref()),
@@ -287,6 +316,7 @@ pub fn call_procedure(s: &mut SqlSession, f: &Function, args: &[Datum], arg_type
         let outs = f.output_params();
         (outs.len() == 1).then(|| vec![(outs[0].name.clone(), SqlType::new(outs[0].type_oid))])
     });
+    check_security_definer(s, f)?;
     let spi = SessionSpi::exclusive(s, nonatomic);
     crate::stack::check()?;
     let ret = SqlType::new(if columns.is_some() { oid::RECORD } else { oid::VOID });
