@@ -253,9 +253,16 @@ impl<'a> SessionSpi<'a> {
         if let NodeEnum::TransactionStmt(_) = &stmt.node {
             return Err(PgError::new(sqlstate::FEATURE_NOT_SUPPORTED, "transaction control statements are not allowed here"));
         }
-        let what = crate::commands::command_tag(&stmt.node);
-        let s = self.session_mut(&what)?;
-        let r = crate::commands::execute_utility(s, stmt, sql)?;
+        let r = match &stmt.node {
+            // EXPLAIN only reads: it runs with shared access too (a
+            // function called from a query may inspect plans).
+            NodeEnum::ExplainStmt(e) => crate::commands::explain::explain(self.session(), e, sql)?,
+            _ => {
+                let what = crate::commands::command_tag(&stmt.node);
+                let s = self.session_mut(&what)?;
+                crate::commands::execute_utility(s, stmt, sql)?
+            }
+        };
         let (columns, rows) = match r.rows {
             Some((cols, rows)) => (cols.iter().map(|c| (c.name.clone(), c.ty)).collect(), rows),
             None => (Vec::new(), Vec::new()),

@@ -122,7 +122,7 @@ pub fn result_column() -> OutputColumn {
 }
 
 /// Runs EXPLAIN.
-pub fn explain(s: &mut SqlSession, e: &pb::ExplainStmt, sql: &str) -> PgResult<UtilityResult> {
+pub fn explain(s: &SqlSession, e: &pb::ExplainStmt, sql: &str) -> PgResult<UtilityResult> {
     let opts = parse_options(&e.options, sql)?;
     let inner = e.query.as_deref().and_then(|n| n.node.clone()).ok_or_else(|| PgError::internal("EXPLAIN without a statement"))?;
     match &inner {
