@@ -1148,6 +1148,12 @@ impl Connection {
                     // or a broken frame loses protocol sync, which ends the session.
                     let tag = match protocol::read_frame_into(&mut self.reader, protocol::copy_message_limit, &mut body) {
                         Ok(Some(tag)) => tag,
+                        // A shutdown or pg_terminate_backend woke the read:
+                        // the session ends for that reason, not a lost client.
+                        Err(_) if self.handle.interrupt.is_terminated() => {
+                            self.lost_sync = true;
+                            return Err(PgError::fatal(sqlstate::ADMIN_SHUTDOWN, "terminating connection due to administrator command"));
+                        }
                         Ok(None) | Err(ReadError::Timeout) => {
                             self.lost_sync = true;
                             return Err(PgError::new(sqlstate::CONNECTION_FAILURE, "unexpected EOF on client connection with an open transaction"));
