@@ -57,21 +57,7 @@ pub struct Exec<'a> {
 }
 
 fn is_pseudo(t: Oid) -> bool {
-    matches!(
-        t,
-        oid::UNKNOWN
-            | oid::RECORD
-            | oid::ANY
-            | oid::ANYARRAY
-            | oid::ANYELEMENT
-            | oid::ANYNONARRAY
-            | oid::ANYENUM
-            | oid::ANYRANGE
-            | oid::ANYCOMPATIBLE
-            | oid::ANYCOMPATIBLEARRAY
-            | oid::ANYCOMPATIBLENONARRAY
-            | oid::ANYCOMPATIBLERANGE
-    )
+    matches!(t, oid::UNKNOWN | oid::RECORD | oid::ANY) || tusk_sql::analyzer::coerce::is_polymorphic(t)
 }
 use tusk_types::Oid;
 
@@ -152,31 +138,13 @@ fn null_target_error(name: &str) -> PgError {
     PgError::new(sqlstate::NULL_VALUE_NOT_ALLOWED, format!("null value cannot be assigned to variable \"{name}\" declared NOT NULL"))
 }
 
-/// The type of a value whose type nobody told us (fields of anonymous rows).
+/// The type of a value whose type nobody told us (fields of anonymous rows):
+/// the one record output guesses, NULL read as text and json kept as json.
 fn datum_type(d: &Datum) -> SqlType {
     SqlType::new(match d {
         Datum::Null => oid::TEXT,
-        Datum::Bool(_) => oid::BOOL,
-        Datum::Int2(_) => oid::INT2,
-        Datum::Int4(_) => oid::INT4,
-        Datum::Int8(_) => oid::INT8,
-        Datum::Float4(_) => oid::FLOAT4,
-        Datum::Float8(_) => oid::FLOAT8,
-        Datum::Numeric(_) => oid::NUMERIC,
-        Datum::Text(_) => oid::TEXT,
-        Datum::Bytea(_) => oid::BYTEA,
-        Datum::Date(_) => oid::DATE,
-        Datum::Time(_) => oid::TIME,
-        Datum::TimeTz(..) => oid::TIMETZ,
-        Datum::Timestamp(_) => oid::TIMESTAMP,
-        Datum::TimestampTz(_) => oid::TIMESTAMPTZ,
-        Datum::Interval(_) => oid::INTERVAL,
-        Datum::Uuid(_) => oid::UUID,
-        Datum::Oid(_) => oid::OID,
-        Datum::Char(_) => oid::CHAR,
         Datum::Json(_) => oid::JSON,
-        Datum::Array(a) => oid::array_of(a.element_type).unwrap_or(oid::TEXT_ARRAY),
-        Datum::Record(_) => oid::RECORD,
+        other => tusk_sql::functions::io::guess_type(other),
     })
 }
 

@@ -155,7 +155,7 @@ pub fn write_text(buf: &mut Vec<u8>, d: &Datum, ty: Oid, settings: &Settings) {
 }
 
 /// The type to print a record field with (records do not carry field types).
-fn guess_type(d: &Datum) -> Oid {
+pub fn guess_type(d: &Datum) -> Oid {
     match d {
         Datum::Bool(_) => oid::BOOL,
         Datum::Int2(_) => oid::INT2,
