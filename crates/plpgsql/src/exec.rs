@@ -682,8 +682,30 @@ impl<'a> Exec<'a> {
             }
             StmtKind::Call { sql, .. } => {
                 let p = self.plan(sql)?;
-                let r = self.spi.execute(&p.plan, &self.vals, 0).map_err(|err| add_context(err, format!("SQL statement \"{}\"", sql.text)))?;
+                let context = || format!("SQL statement \"{}\"", sql.text);
+                // Output parameters go back into the variables passed for
+                // them (exec_stmt_call's make_callstmt_target).
+                let targets: Vec<usize> = p
+                    .plan
+                    .call_outputs
+                    .iter()
+                    .zip(&p.plan.columns)
+                    .map(|(t, (name, _))| {
+                        t.ok_or_else(|| {
+                            PgError::new(
+                                sqlstate::SYNTAX_ERROR,
+                                format!("procedure parameter \"{name}\" is an output parameter but corresponding argument is not writable"),
+                            )
+                        })
+                    })
+                    .collect::<PgResult<_>>()?;
+                let r = self.spi.execute(&p.plan, &self.vals, 0).map_err(|err| add_context(err, context()))?;
                 self.processed = r.processed;
+                if let Some(row) = r.rows.into_iter().next() {
+                    for ((slot, v), (_, ty)) in targets.into_iter().zip(row).zip(&r.columns) {
+                        self.assign_var(slot, v, *ty)?;
+                    }
+                }
                 Ok(Flow::Normal)
             }
             StmtKind::GetDiag { stacked, items } => {

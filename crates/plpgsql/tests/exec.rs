@@ -195,7 +195,7 @@ impl Spi for Mock {
             exprs.push(build(rt.val.as_ref().unwrap(), params, &used)?);
             cols.push((if rt.name.is_empty() { "?column?".to_string() } else { rt.name.clone() }, SqlType::new(oid::INT4)));
         }
-        Ok(SpiPlan { inner: Rc::new(Plan(exprs)), columns: cols, command: "SELECT".into(), returns_rows: true })
+        Ok(SpiPlan { inner: Rc::new(Plan(exprs)), columns: cols, command: "SELECT".into(), returns_rows: true, call_outputs: Vec::new() })
     }
     fn execute(&self, plan: &SpiPlan, args: &[Datum], _: usize) -> PgResult<SpiResult> {
         let p = plan.inner.downcast_ref::<Plan>().unwrap();

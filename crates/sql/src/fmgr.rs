@@ -78,7 +78,7 @@ pub fn signature(f: &Function) -> String {
     let args: Vec<String> = f
         .params
         .iter()
-        .filter(|p| p.is_input() || (f.kind == 'p' && p.mode == 'o'))
+        .filter(|p| p.passed_by_call(f.kind))
         .map(|p| crate::analyzer::types::format_type(b, p.type_oid, -1))
         .collect();
     format!("{}({})", f.name, args.join(","))
@@ -309,24 +309,21 @@ pub fn run_do(s: &mut SqlSession, d: &pb::DoStmt) -> PgResult<()> {
 
 /// Runs a procedure for CALL with its (already evaluated) arguments:
 /// the values of its OUT/INOUT parameters, if it has any.
-pub fn call_procedure(s: &mut SqlSession, f: &Function, args: &[Datum], arg_types: &[SqlType]) -> PgResult<Option<Datum>> {
+/// Runs a procedure for CALL: `columns` are its output parameters (one
+/// still makes a row), polymorphic ones resolved for this call.
+pub fn call_procedure(s: &mut SqlSession, f: &Function, args: &[Datum], arg_types: &[SqlType], columns: Option<&[(String, SqlType)]>) -> PgResult<Option<Datum>> {
     let nonatomic = !s.in_block.get();
-    let columns = output_columns(f).or_else(|| {
-        // One OUT parameter still makes a row.
-        let outs = f.output_params();
-        (outs.len() == 1).then(|| vec![(outs[0].name.clone(), SqlType::new(outs[0].type_oid))])
-    });
     check_security_definer(s, f)?;
     let spi = SessionSpi::exclusive(s, nonatomic);
     crate::stack::check()?;
     let ret = SqlType::new(if columns.is_some() { oid::RECORD } else { oid::VOID });
     let outcome = match f.language.as_str() {
-        "sql" => call_sql(&spi, f, args, arg_types, ret, columns.as_deref())?,
+        "sql" => call_sql(&spi, f, args, arg_types, ret, columns)?,
         lang => {
             let handler = procedural::language(lang)
                 .ok_or_else(|| PgError::new(sqlstate::UNDEFINED_OBJECT, format!("language \"{lang}\" does not exist")))?;
             let source = function_source(f);
-            let call = CallArgs { args, arg_types, ret_type: ret, ret_columns: columns.as_deref(), trigger: None, nonatomic };
+            let call = CallArgs { args, arg_types, ret_type: ret, ret_columns: columns, trigger: None, nonatomic };
             handler.call(&source, &call, &spi)?
         }
     };

@@ -158,6 +158,11 @@ pub struct SpiPlan {
     pub command: String,
     /// Whether it returns rows (a query, or DML with RETURNING).
     pub returns_rows: bool,
+    /// For a CALL, one entry per output parameter of the procedure: the
+    /// `$n` parameter (0-based) its argument is, where the caller puts
+    /// that output (PL/pgSQL's INOUT variables); None when the argument
+    /// is not a plain parameter.
+    pub call_outputs: Vec<Option<usize>>,
 }
 
 /// A statement's outcome.

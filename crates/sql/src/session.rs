@@ -937,10 +937,15 @@ impl SqlSession {
     /// Runs `f` with an execution context over this session's transaction
     /// (for DDL that reads or writes rows: index builds, validation).
     pub fn with_exec<T>(&self, catalog: &DbCatalog, f: impl FnOnce(&ExecCx) -> PgResult<T>) -> PgResult<T> {
+        self.with_exec_params(catalog, &[], f)
+    }
+
+    /// `with_exec` where expressions read `$n` parameters.
+    pub fn with_exec_params<T>(&self, catalog: &DbCatalog, params: &[Datum], f: impl FnOnce(&ExecCx) -> PgResult<T>) -> PgResult<T> {
         let env = SessionEnv { s: self, catalog };
         let state = StmtState::default();
         let work_mem_bytes = self.settings.borrow().work_mem_kb as usize * 1024;
-        let cx = ExecCx { txn: self.txn()?, env: &env, catalog, params: &[], outer: &[], state: &state, work_mem_bytes };
+        let cx = ExecCx { txn: self.txn()?, env: &env, catalog, params, outer: &[], state: &state, work_mem_bytes };
         f(&cx)
     }
 

@@ -188,7 +188,14 @@ impl<'a> SessionSpi<'a> {
         let stmt = stmts.pop().expect("one statement");
         let command = command_of(&stmt.node);
         let recorder = Recorder { inner: params, record: RefCell::new(Recorded { conflict: params.conflict(), ..Default::default() }) };
-        let (plan, columns, returns_rows) = if crate::commands::is_utility(&stmt.node) {
+        let mut call_outputs = Vec::new();
+        let (plan, columns, returns_rows) = if let pg_query::NodeEnum::CallStmt(c) = &stmt.node {
+            // Analyzed now for its errors and its output parameters'
+            // targets; again at each run, as the procedure may change.
+            let call = crate::commands::function::analyze_call(s, c, sql, Some(&recorder))?;
+            call_outputs = call.output_targets.clone();
+            (None, call.outputs.iter().map(|c| (c.name.clone(), c.ty)).collect(), false)
+        } else if crate::commands::is_utility(&stmt.node) {
             (None, Vec::new(), false)
         } else {
             let (planned, _) = s.plan_query_with(&stmt, sql, &[], Some(&recorder))?;
@@ -197,7 +204,7 @@ impl<'a> SessionSpi<'a> {
             (Some(planned), columns, returns_rows)
         };
         let prepared = Prepared { stmt, sql: sql.to_string(), names: recorder.record.into_inner(), plan: RefCell::new(plan) };
-        Ok(SpiPlan { inner: Rc::new(prepared), columns, command, returns_rows })
+        Ok(SpiPlan { inner: Rc::new(prepared), columns, command, returns_rows, call_outputs })
     }
 
     /// The statement's plan, made again if the catalog changed since.
@@ -215,6 +222,16 @@ impl<'a> SessionSpi<'a> {
     }
 
     fn run(&self, p: &Prepared, args: &[Datum], max_rows: usize) -> PgResult<SpiResult> {
+        if let pg_query::NodeEnum::CallStmt(c) = &p.stmt.node {
+            let s = self.session_mut("CALL")?;
+            let call = crate::commands::function::analyze_call(s, c, &p.sql, Some(&p.names))?;
+            let r = crate::commands::function::run_call(s, &call, args)?;
+            let (columns, rows) = match r.rows {
+                Some((cols, rows)) => (cols.iter().map(|c| (c.name.clone(), c.ty)).collect(), rows),
+                None => (Vec::new(), Vec::new()),
+            };
+            return Ok(SpiResult { processed: 0, columns, rows, tag: r.tag });
+        }
         if crate::commands::is_utility(&p.stmt.node) {
             return self.run_utility(&p.stmt, &p.sql);
         }

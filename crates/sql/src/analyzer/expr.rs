@@ -1034,6 +1034,9 @@ impl<'a> Analyzer<'a> {
             [s, n] => (Some(s.to_string()), n.to_string()),
             _ => return Err(PgError::syntax("improper qualified function name").with_position(pos(f.location))),
         };
+        // Only CALL's own call must be a procedure: calls in its arguments
+        // are ordinary function calls.
+        let calling_procedure = std::mem::replace(&mut self.calling_procedure, false);
         if let Some(s) = &schema {
             if s != "pg_catalog" {
                 if !self.env.catalog.namespace_by_name.contains_key(s.as_str()) {
@@ -1134,7 +1137,10 @@ impl<'a> Analyzer<'a> {
         let sig = || sig_text.clone();
         let nargs = if f.agg_star { 0 } else { args.len() };
         let catalog = self.env.catalog;
-        let mut cands = coerce::function_candidates(catalog.procs_named(&name), nargs, f.func_variadic);
+        let call_forms: Vec<crate::catalog::builtin::ProcInfo> =
+            if calling_procedure { catalog.procs_named(&name).filter(|p| p.has_call_form()).map(|p| p.call_form()).collect() } else { Vec::new() };
+        let procs = || catalog.procs_named(&name).filter(|p| !(calling_procedure && p.has_call_form())).chain(call_forms.iter());
+        let mut cands = coerce::function_candidates(procs(), nargs, f.func_variadic);
         // Functions outside pg_catalog (information_schema's) are found
         // only in their schema: named, or on the search path.
         let schema_oid = schema.as_deref().and_then(|s| self.env.catalog.namespace_by_name.get(s).copied());
@@ -1153,7 +1159,7 @@ impl<'a> Analyzer<'a> {
             // parameter order (filling gaps with parameter defaults); keep
             // the candidates for which that works.
             let mut callable = Vec::new();
-            for proc in catalog.procs_named(&name) {
+            for proc in procs() {
                 if !visible(proc.namespace, self) {
                     continue;
                 }
@@ -1172,8 +1178,9 @@ impl<'a> Analyzer<'a> {
                     cands = vec![(cand, proc)];
                 }
                 0 => {
-                    return Err(PgError::new(sqlstate::UNDEFINED_FUNCTION, format!("function {} does not exist", sig()))
-                        .with_hint("No function matches the given name and argument types. You might need to add explicit type casts.")
+                    let what = if calling_procedure { "procedure" } else { "function" };
+                    return Err(PgError::new(sqlstate::UNDEFINED_FUNCTION, format!("{what} {} does not exist", sig()))
+                        .with_hint(format!("No {what} matches the given name and argument types. You might need to add explicit type casts."))
                         .with_position(pos(f.location)))
                 }
                 _ => {
@@ -1214,7 +1221,7 @@ impl<'a> Analyzer<'a> {
                 } else if f.agg_distinct && is_agg_name {
                     PgError::new(sqlstate::UNDEFINED_FUNCTION, format!("function {sig} does not exist"))
                         .with_hint("No aggregate function matches the given name and argument types. Perhaps you misplaced ORDER BY; ORDER BY must appear after all regular arguments of the aggregate.")
-                } else if self.calling_procedure {
+                } else if calling_procedure {
                     PgError::new(sqlstate::UNDEFINED_FUNCTION, format!("procedure {sig} does not exist"))
                         .with_hint("No procedure matches the given name and argument types. You might need to add explicit type casts.")
                 } else {
@@ -1225,6 +1232,16 @@ impl<'a> Analyzer<'a> {
             }
         };
         let proc = cands[chosen].1;
+        if calling_procedure && proc.kind != 'p' {
+            return Err(PgError::new(sqlstate::WRONG_OBJECT_TYPE, format!("{} is not a procedure", sig()))
+                .with_hint("To call a function, use SELECT.")
+                .with_position(pos(f.location)));
+        }
+        if proc.kind == 'p' && !calling_procedure {
+            return Err(PgError::new(sqlstate::WRONG_OBJECT_TYPE, format!("{} is a procedure", sig()))
+                .with_hint("To call a procedure, use CALL.")
+                .with_position(pos(f.location)));
+        }
         if f.func_variadic && proc.variadic == oid::ANY {
             // The callee would have to spread the array at run time.
             return Err(PgError::unsupported(format!("VARIADIC array arguments to {name}(), which takes VARIADIC \"any\"")).with_position(pos(f.location)));
@@ -1326,16 +1343,6 @@ impl<'a> Analyzer<'a> {
             )
             .with_position(pos(f.location)));
         }
-        if self.calling_procedure && proc.kind != 'p' {
-            return Err(PgError::new(sqlstate::WRONG_OBJECT_TYPE, format!("{} is not a procedure", sig()))
-                .with_hint("To call a function, use SELECT.")
-                .with_position(pos(f.location)));
-        }
-        if proc.kind == 'p' && !self.calling_procedure {
-            return Err(PgError::new(sqlstate::WRONG_OBJECT_TYPE, format!("{name} is a procedure"))
-                .with_hint("To call a procedure, use CALL.")
-                .with_position(pos(f.location)));
-        }
         if proc.retset {
             self.check_srf_placement(f.location)?;
         }
@@ -1398,7 +1405,8 @@ impl<'a> Analyzer<'a> {
         let input_names: Vec<&str> = if proc.argmodes.is_empty() {
             proc.argnames.iter().map(String::as_str).collect()
         } else {
-            proc.argnames.iter().zip(&proc.argmodes).filter(|(_, m)| matches!(m, 'i' | 'b' | 'v')).map(|(x, _)| x.as_str()).collect()
+            // A procedure's OUT parameters are passed too (PostgreSQL 14+).
+            proc.argnames.iter().zip(&proc.argmodes).filter(|(_, m)| matches!(m, 'i' | 'b' | 'v') || (proc.kind == 'p' && **m == 'o')).map(|(x, _)| x.as_str()).collect()
         };
         if input_names.len() != n || args.len() > n || proc.variadic != 0 {
             return Ok(None);

@@ -61,6 +61,21 @@ pub struct ProcInfo {
     pub arg_defaults: String,
 }
 
+impl ProcInfo {
+    /// Whether CALL passes more arguments than proargtypes lists: a
+    /// procedure with OUT parameters.
+    pub fn has_call_form(&self) -> bool {
+        self.kind == 'p' && self.argmodes.contains(&'o')
+    }
+
+    /// The procedure as CALL matches it: OUT parameters take a place in
+    /// the argument list (FuncnameGetCandidates' include_out_arguments).
+    pub fn call_form(&self) -> ProcInfo {
+        let argtypes = self.allargtypes.iter().zip(&self.argmodes).filter(|(_, m)| matches!(m, 'i' | 'b' | 'v' | 'o')).map(|(t, _)| *t).collect();
+        ProcInfo { argtypes, ..self.clone() }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct OperatorInfo {
     pub oid: Oid,

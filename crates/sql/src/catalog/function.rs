@@ -29,6 +29,13 @@ impl FunctionParam {
         matches!(self.mode, 'i' | 'b' | 'v')
     }
 
+    /// Whether a call passes it: the inputs, and for a procedure its OUT
+    /// parameters too, which CALL names but does not evaluate (PostgreSQL
+    /// 14+; pg_proc.proargtypes still lists the inputs only).
+    pub fn passed_by_call(&self, kind: char) -> bool {
+        self.is_input() || (kind == 'p' && self.mode == 'o')
+    }
+
     /// Whether it is a column of the result.
     pub fn is_output(&self) -> bool {
         matches!(self.mode, 'o' | 'b' | 't')
@@ -66,6 +73,9 @@ pub struct Function {
     /// text; `src` is empty then, as PostgreSQL keeps it in prosqlbody.
     #[serde(default)]
     pub sql_body: Option<String>,
+    /// The SQL-standard body was `RETURN expr` (kept as `SELECT expr`).
+    #[serde(default)]
+    pub sql_body_return: bool,
     /// proconfig: SET clauses as "name=value".
     #[serde(default)]
     pub config: Vec<String>,
@@ -79,9 +89,14 @@ pub struct Function {
 }
 
 impl Function {
-    /// The types callers pass (pg_proc.proargtypes).
+    /// The types of the values the body receives (IN, INOUT, VARIADIC).
     pub fn input_types(&self) -> Vec<Oid> {
         self.params.iter().filter(|p| p.is_input()).map(|p| p.type_oid).collect()
+    }
+
+    /// The types a call passes (for a procedure, its OUT ones too).
+    pub fn call_types(&self) -> Vec<Oid> {
+        self.params.iter().filter(|p| p.passed_by_call(self.kind)).map(|p| p.type_oid).collect()
     }
 
     /// The result's columns for functions returning rows through OUT

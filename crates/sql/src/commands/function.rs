@@ -82,10 +82,15 @@ fn conflicting() -> PgError {
     PgError::new(sqlstate::SYNTAX_ERROR, "conflicting or redundant options")
 }
 
-fn parse_attributes(options: &[Node]) -> PgResult<Attributes> {
+/// The attributes in `options`; a procedure takes only LANGUAGE, AS,
+/// SECURITY and SET (compute_common_attribute's procedure_error).
+fn parse_attributes(options: &[Node], procedure: bool) -> PgResult<Attributes> {
     let mut a = Attributes::default();
     for o in options {
         let Some(NodeEnum::DefElem(e)) = &o.node else { continue };
+        if procedure && matches!(e.defname.as_str(), "volatility" | "strict" | "leakproof" | "cost" | "rows" | "support" | "parallel" | "window") {
+            return Err(invalid_definition("invalid attribute in procedure definition").with_position(crate::analyzer::pos(e.location)));
+        }
         match e.defname.as_str() {
             "as" => {
                 if a.body.is_some() {
@@ -236,11 +241,10 @@ fn is_polymorphic(t: Oid) -> bool {
     crate::analyzer::coerce::is_polymorphic(t)
 }
 
-/// The input types a function is identified by: its IN, INOUT and
-/// VARIADIC parameters (and a procedure's OUT ones, as PostgreSQL 14+
-/// counts them in a procedure's signature).
-fn signature_types(params: &[FunctionParam], procedure: bool) -> Vec<Oid> {
-    params.iter().filter(|p| p.is_input() || (procedure && p.mode == 'o')).map(|p| p.type_oid).collect()
+/// pg_proc.proargtypes, which identifies a routine: its IN, INOUT and
+/// VARIADIC parameters' types.
+fn signature_types(params: &[FunctionParam]) -> Vec<Oid> {
+    params.iter().filter(|p| p.is_input()).map(|p| p.type_oid).collect()
 }
 
 fn display_signature(name: &str, types: &[Oid]) -> String {
@@ -257,7 +261,7 @@ pub fn create_function(s: &mut SqlSession, stmt: &pb::CreateFunctionStmt, sql: &
         a.creation_namespace(schema.as_deref(), false)?
     };
     let procedure = stmt.is_procedure;
-    let attrs = parse_attributes(&stmt.options)?;
+    let attrs = parse_attributes(&stmt.options, stmt.is_procedure)?;
     if attrs.window {
         return Err(PgError::unsupported("WINDOW functions written in SQL or PL/pgSQL"));
     }
@@ -275,6 +279,10 @@ pub fn create_function(s: &mut SqlSession, stmt: &pb::CreateFunctionStmt, sql: &
         }
         if seen_variadic && mode != 'o' && mode != 't' {
             return Err(invalid_definition("VARIADIC parameter must be the last input parameter"));
+        }
+        // An OUT parameter after VARIADIC would confuse a CALL.
+        if seen_variadic && procedure && mode == 'o' {
+            return Err(invalid_definition("VARIADIC parameter must be the last parameter"));
         }
         if mode == 'v' {
             seen_variadic = true;
@@ -302,6 +310,11 @@ pub fn create_function(s: &mut SqlSession, stmt: &pb::CreateFunctionStmt, sql: &
             None => {
                 if seen_default && (mode == 'i' || mode == 'b' || mode == 'v') {
                     return Err(invalid_definition("input parameters after one with a default value must also have defaults"));
+                }
+                // CALL passes OUT arguments too: one after a default could
+                // never be reached by position.
+                if seen_default && procedure {
+                    return Err(invalid_definition("procedure OUT parameters cannot appear after one with a default value"));
                 }
                 None
             }
@@ -342,6 +355,7 @@ pub fn create_function(s: &mut SqlSession, stmt: &pb::CreateFunctionStmt, sql: &
         )));
     }
     // The body and language.
+    let mut sql_body_return = false;
     let (language, src, sql_body) = match &stmt.sql_body {
         Some(body) => {
             if let Some(l) = attrs.language.as_deref().filter(|l| *l != "sql") {
@@ -351,6 +365,7 @@ pub fn create_function(s: &mut SqlSession, stmt: &pb::CreateFunctionStmt, sql: &
             if attrs.body.is_some() {
                 return Err(invalid_definition("duplicate function body specified"));
             }
+            sql_body_return = matches!(body.node, Some(NodeEnum::ReturnStmt(_)));
             ("sql".to_string(), String::new(), Some(sql_body_text(body)?))
         }
         None => {
@@ -372,14 +387,14 @@ pub fn create_function(s: &mut SqlSession, stmt: &pb::CreateFunctionStmt, sql: &
         }
     };
     let owner = grant::current_role_oid(s);
-    let sig_types = signature_types(&params, procedure);
+    let sig_types = signature_types(&params);
     let txn = s.txn()?;
     txn.get_for_update(&store::function_name_key(s.db, namespace, &name))?;
     // A function of the same name and input types: replaced, or an error.
     let existing = catalog
         .functions
         .values()
-        .find(|f| f.namespace == namespace && f.name == name && signature_types(&f.params, f.kind == 'p') == sig_types)
+        .find(|f| f.namespace == namespace && f.name == name && signature_types(&f.params) == sig_types)
         .cloned();
     let builtin_clash = namespace == crate::catalog::PG_CATALOG_NAMESPACE
         && builtins().procs_by_name.get(&name).is_some_and(|v| v.iter().any(|o| builtins().procs[o].argtypes == sig_types));
@@ -449,6 +464,7 @@ pub fn create_function(s: &mut SqlSession, stmt: &pb::CreateFunctionStmt, sql: &
         rows: if retset { attrs.rows.unwrap_or(1000.0) } else { 0.0 },
         src,
         sql_body,
+        sql_body_return,
         config: attrs.config.iter().filter_map(|(k, v)| v.as_ref().map(|v| format!("{k}={v}"))).collect(),
         acl: existing.as_ref().and_then(|o| o.acl.clone()),
         version,
@@ -486,12 +502,33 @@ fn sql_body_text(body: &Node) -> PgResult<String> {
                 let e = r.returnval.as_deref().ok_or_else(|| PgError::internal("RETURN without a value"))?;
                 format!("SELECT {}", deparse_expr(e)?)
             }
-            Some(n) => deparse_statement(n)?,
+            Some(n @ (NodeEnum::SelectStmt(_) | NodeEnum::InsertStmt(_) | NodeEnum::UpdateStmt(_) | NodeEnum::DeleteStmt(_) | NodeEnum::MergeStmt(_))) => {
+                deparse_statement(n)?
+            }
+            // Only planned statements are kept as trees (PostgreSQL 15).
+            Some(n) => {
+                return Err(PgError::new(sqlstate::FEATURE_NOT_SUPPORTED, format!("{} is not yet supported in unquoted SQL function body", super::command_tag(n))))
+            }
             None => continue,
         };
         texts.push(text);
     }
     Ok(texts.join(";\n"))
+}
+
+/// How pg_get_functiondef prints a SQL-standard body: `RETURN expr`, or
+/// the statements between BEGIN ATOMIC and END.
+pub fn sql_body_definition(f: &Function) -> String {
+    let body = f.sql_body.as_deref().unwrap_or("");
+    if f.sql_body_return {
+        return format!("RETURN {}", body.strip_prefix("SELECT ").unwrap_or(body));
+    }
+    let mut out = String::from("BEGIN ATOMIC\n");
+    for st in body.split(";\n").filter(|s| !s.trim().is_empty()) {
+        out.push_str(&format!(" {st};\n"));
+    }
+    out.push_str("END");
+    out
 }
 
 fn deparse_statement(n: &NodeEnum) -> PgResult<String> {
@@ -525,14 +562,25 @@ fn validate_sql(spi: &SessionSpi, f: &Function) -> PgResult<()> {
     }
     let text = f.sql_body.as_deref().unwrap_or(&f.src);
     let stmts = crate::parser::parse(text)?;
+    let types: Vec<SqlType> = inputs.iter().map(|p| SqlType::new(p.type_oid)).collect();
+    let names: Vec<(String, SqlType)> = inputs.iter().map(|p| (p.name.clone(), SqlType::new(p.type_oid))).collect();
+    let source = ValidateParams { fname: &f.name, names: &names, types: &types };
+    // A SQL function has nowhere to put a procedure's output
+    // (check_sql_fn_statements).
+    for st in &stmts {
+        if let NodeEnum::CallStmt(c) = &st.node {
+            let call = analyze_call(spi.session(), c, crate::parser::statement_text(text, st), Some(&source))?;
+            if !call.outputs.is_empty() {
+                return Err(PgError::new(sqlstate::FEATURE_NOT_SUPPORTED, "calling procedures with output arguments is not supported in SQL functions")
+                    .with_context(format!("SQL function \"{}\"", f.name)));
+            }
+        }
+    }
     // A body with utility statements is only checked for syntax: what they
     // create is not there yet.
     if stmts.iter().any(|st| super::is_utility(&st.node)) {
         return Ok(());
     }
-    let types: Vec<SqlType> = inputs.iter().map(|p| SqlType::new(p.type_oid)).collect();
-    let names: Vec<(String, SqlType)> = inputs.iter().map(|p| (p.name.clone(), SqlType::new(p.type_oid))).collect();
-    let source = ValidateParams { fname: &f.name, names: &names, types: &types };
     let mut last = None;
     for st in &stmts {
         let stmt_text = crate::parser::statement_text(text, st);
@@ -640,30 +688,46 @@ pub fn lookup_function(s: &SqlSession, catalog: &DbCatalog, owa: &pb::ObjectWith
             }
         }
     } else {
+        // objargs lists the input types only (gram.y's extractArgTypes).
         let mut types = Vec::new();
-        for (i, a) in owa.objargs.iter().enumerate() {
+        for a in &owa.objargs {
             let Some(NodeEnum::TypeName(tn)) = &a.node else { continue };
-            // OUT parameters do not identify a function (they do a procedure).
-            let mode = owa.objfuncargs.get(i).and_then(|n| match &n.node {
-                Some(NodeEnum::FunctionParameter(fp)) => Some(param_mode(fp.mode)),
-                _ => None,
-            });
-            if mode == Some('o') && kind != 'p' {
-                continue;
-            }
             types.push(resolve_type(s, catalog, tn)?.oid);
         }
-        let mut found = None;
-        for nsp in &search {
-            if let Some(f) = candidates.iter().find(|f| f.namespace == *nsp && {
-                let sig = signature_types(&f.params, f.kind == 'p');
-                sig == types || f.input_types() == types
-            }) {
-                found = Some(*f);
-                break;
+        // LookupFuncNameInternal: the first schema of the path with a match;
+        // two matches there are ambiguous.
+        let lookup = |sig: &dyn Fn(&Function) -> Vec<Oid>, only_procedures: bool| -> Result<Option<&Arc<Function>>, ()> {
+            for nsp in &search {
+                let hits: Vec<&Arc<Function>> =
+                    candidates.iter().copied().filter(|f| f.namespace == *nsp && (!only_procedures || f.kind == 'p') && sig(f) == types).collect();
+                match hits.len() {
+                    0 => continue,
+                    1 => return Ok(Some(hits[0])),
+                    _ => return Err(()),
+                }
+            }
+            Ok(None)
+        };
+        let mut found = lookup(&|f: &Function| f.input_types(), false);
+        // For PROCEDURE and ROUTINE written without parameter modes (the SQL
+        // standard's form), the list may also name every parameter, OUT
+        // ones included (LookupFuncWithArgs).
+        let has_modes = owa.objfuncargs.iter().any(|n| matches!(&n.node, Some(NodeEnum::FunctionParameter(fp)) if fp.mode != pb::FunctionParameterMode::FuncParamDefault as i32));
+        if matches!(kind, 'p' | 'r') && !owa.objfuncargs.is_empty() && !has_modes && found.is_ok() {
+            let with_outs = lookup(&|f: &Function| f.call_types(), kind == 'p');
+            found = match (found, with_outs) {
+                (Ok(Some(a)), Ok(Some(b))) if a.oid != b.oid => Err(()),
+                (Ok(a), Ok(b)) => Ok(b.or(a)),
+                (_, Err(())) => Err(()),
+                (Err(()), _) => Err(()),
+            };
+        }
+        match found {
+            Ok(f) => f,
+            Err(()) => {
+                return Err(PgError::new(sqlstate::AMBIGUOUS_FUNCTION, format!("{what} name \"{display_name}\" is not unique")));
             }
         }
-        found
     };
     let Some(f) = chosen else {
         if missing_ok {
@@ -747,7 +811,22 @@ pub fn drop_functions(s: &mut SqlSession, d: &pb::DropStmt) -> PgResult<()> {
 
 // ---------------------------------------------------------------- CALL
 
-pub fn call(s: &mut SqlSession, c: &pb::CallStmt, sql: &str) -> PgResult<UtilityResult> {
+/// A CALL analyzed: the procedure, the expressions of the arguments it
+/// receives (which may read `$n` parameters of procedural code), and its
+/// result row's columns.
+pub struct ResolvedCall {
+    pub procedure: Arc<Function>,
+    inputs: Vec<crate::expr::Expr>,
+    /// The output parameters, polymorphic ones as this call resolved them.
+    pub outputs: Vec<OutputColumn>,
+    /// For each output parameter, the `$n` parameter (0-based) its
+    /// argument is, when it is one: where procedural code puts the value.
+    pub output_targets: Vec<Option<usize>>,
+}
+
+/// Analyzes a CALL; `source` resolves the names of the calling code's
+/// variables.
+pub fn analyze_call(s: &SqlSession, c: &pb::CallStmt, sql: &str, source: Option<&dyn procedural::ParamSource>) -> PgResult<ResolvedCall> {
     let fc = c.funccall.as_deref().ok_or_else(|| PgError::internal("CALL without a call"))?;
     let catalog = s.catalog()?;
     let node = Node { node: Some(NodeEnum::FuncCall(Box::new(fc.clone()))) };
@@ -755,29 +834,73 @@ pub fn call(s: &mut SqlSession, c: &pb::CallStmt, sql: &str) -> PgResult<Utility
         let settings = s.settings.borrow();
         let mut a = s.analyzer(&catalog, &settings, &[], sql);
         a.calling_procedure = true;
+        a.param_source = source;
         a.analyze_standalone_node(&node, "CALL")?
     };
-    let crate::expr::Expr::Func { func, args, .. } = &expr else { return Err(PgError::internal("CALL did not resolve to a procedure")) };
+    let crate::expr::Expr::Func { func, args, .. } = expr else { return Err(PgError::internal("CALL did not resolve to a procedure")) };
     let f = catalog.functions.get(&func.oid).cloned().ok_or_else(|| PgError::internal("procedure not found"))?;
-    let arg_types: Vec<SqlType> = args.iter().map(|a| a.ty()).collect();
-    let values: Vec<Datum> = s.with_exec(&catalog, |cx| args.iter().map(|a| crate::executor::eval(a, &[], cx)).collect::<PgResult<Vec<_>>>())?;
-    let out = crate::fmgr::call_procedure(s, &f, &values, &arg_types)?;
+    // The arguments line up with the parameters a call passes; those for
+    // OUT parameters only had to type-check and are not evaluated.
+    let passed: Vec<&FunctionParam> = f.params.iter().filter(|p| p.passed_by_call(f.kind)).collect();
+    let declared: Vec<Oid> = passed.iter().map(|p| p.type_oid).collect();
+    let actual: Vec<Oid> = args.iter().map(|a| a.ty().oid).collect();
+    let mut inputs = Vec::new();
+    let mut output_targets = Vec::new();
+    for (p, a) in passed.iter().zip(args) {
+        if p.is_output() {
+            output_targets.push(match strip_implicit_casts(&a) {
+                crate::expr::Expr::Param(index, _) => Some(*index),
+                _ => None,
+            });
+        }
+        if p.is_input() {
+            inputs.push(a);
+        }
+    }
+    let mut outputs = Vec::new();
+    for p in f.output_params() {
+        let ty = if is_polymorphic(p.type_oid) {
+            crate::analyzer::coerce::resolve_polymorphic(builtins(), &actual, &declared, p.type_oid)?.1
+        } else {
+            p.type_oid
+        };
+        outputs.push(OutputColumn { name: p.name.clone(), ty: SqlType::new(ty), origin: None });
+    }
+    Ok(ResolvedCall { procedure: f, inputs, outputs, output_targets })
+}
+
+fn strip_implicit_casts(e: &crate::expr::Expr) -> &crate::expr::Expr {
+    match e {
+        crate::expr::Expr::Cast { arg, spec } if !spec.explicit => strip_implicit_casts(arg),
+        other => other,
+    }
+}
+
+/// Runs an analyzed CALL; `params` are the values of its `$n`.
+pub fn run_call(s: &mut SqlSession, call: &ResolvedCall, params: &[Datum]) -> PgResult<UtilityResult> {
+    let catalog = s.catalog()?;
+    let arg_types: Vec<SqlType> = call.inputs.iter().map(|a| a.ty()).collect();
+    let values: Vec<Datum> =
+        s.with_exec_params(&catalog, params, |cx| call.inputs.iter().map(|a| crate::executor::eval(a, &[], cx)).collect::<PgResult<Vec<_>>>())?;
+    let columns: Vec<(String, SqlType)> = call.outputs.iter().map(|c| (c.name.clone(), c.ty)).collect();
+    let out = crate::fmgr::call_procedure(s, &call.procedure, &values, &arg_types, (!columns.is_empty()).then_some(columns.as_slice()))?;
+    let n = call.outputs.len();
     match out {
         Some(v) => {
-            let outs: Vec<OutputColumn> = f
-                .output_params()
-                .iter()
-                .map(|p| OutputColumn { name: p.name.clone(), ty: SqlType::new(p.type_oid), origin: None })
-                .collect();
             let row = match v {
-                Datum::Record(fields) if outs.len() > 1 || matches!(fields.len(), 1) && outs.len() == 1 => fields.as_ref().clone(),
-                Datum::Null => vec![Datum::Null; outs.len()],
+                Datum::Record(fields) if n > 1 || fields.len() == 1 && n == 1 => fields.as_ref().clone(),
+                Datum::Null => vec![Datum::Null; n],
                 other => vec![other],
             };
-            Ok(UtilityResult { tag: "CALL".into(), rows: Some((outs, vec![row])) })
+            Ok(UtilityResult { tag: "CALL".into(), rows: Some((call.outputs.clone(), vec![row])) })
         }
         None => UtilityResult::tag("CALL"),
     }
+}
+
+pub fn call(s: &mut SqlSession, c: &pb::CallStmt, sql: &str) -> PgResult<UtilityResult> {
+    let resolved = analyze_call(s, c, sql, None)?;
+    run_call(s, &resolved, &[])
 }
 
 // ---------------------------------------------------------------- DO
@@ -823,7 +946,7 @@ fn store_altered(s: &SqlSession, mut f: Function) -> PgResult<()> {
 pub fn alter_function(s: &mut SqlSession, a: &pb::AlterFunctionStmt) -> PgResult<()> {
     let owa = a.func.as_ref().ok_or_else(|| PgError::internal("ALTER FUNCTION without a function"))?;
     let mut f = function_to_alter(s, owa, object_kind(a.objtype))?;
-    let attrs = parse_attributes(&a.actions)?;
+    let attrs = parse_attributes(&a.actions, f.kind == 'p')?;
     if let Some(v) = attrs.volatility {
         f.volatility = v;
     }
@@ -867,8 +990,8 @@ pub fn rename_function(s: &mut SqlSession, r: &pb::RenameStmt) -> PgResult<()> {
     };
     let mut f = function_to_alter(s, owa, object_kind(r.rename_type))?;
     let catalog = s.catalog()?;
-    let sig = signature_types(&f.params, f.kind == 'p');
-    if catalog.functions.values().any(|g| g.namespace == f.namespace && g.name == r.newname && signature_types(&g.params, g.kind == 'p') == sig) {
+    let sig = signature_types(&f.params);
+    if catalog.functions.values().any(|g| g.namespace == f.namespace && g.name == r.newname && signature_types(&g.params) == sig) {
         return Err(PgError::new(
             sqlstate::DUPLICATE_FUNCTION,
             format!(
@@ -905,8 +1028,8 @@ pub fn alter_function_schema(s: &mut SqlSession, a: &pb::AlterObjectSchemaStmt) 
         .namespace_by_name
         .get(&a.newschema)
         .ok_or_else(|| PgError::new(sqlstate::INVALID_SCHEMA_NAME, format!("schema \"{}\" does not exist", a.newschema)))?;
-    let sig = signature_types(&f.params, f.kind == 'p');
-    if catalog.functions.values().any(|g| g.namespace == nsp && g.name == f.name && signature_types(&g.params, g.kind == 'p') == sig) {
+    let sig = signature_types(&f.params);
+    if catalog.functions.values().any(|g| g.namespace == nsp && g.name == f.name && signature_types(&g.params) == sig) {
         return Err(PgError::new(
             sqlstate::DUPLICATE_FUNCTION,
             format!("function {} already exists in schema \"{}\"", display_signature(&f.name, &sig), a.newschema),

@@ -12,7 +12,7 @@
 use std::sync::Arc;
 
 use tusk_types::oid::{self, Oid};
-use tusk_types::{Datum, PgResult, SqlType};
+use tusk_types::{sqlstate, Datum, PgError, PgResult, SqlType};
 
 use super::ruleutils::{live_column_names, Deparser};
 use super::{arg_bool, arg_i64, arg_str, plain, set, Env, FnCtx, Registry, SetIter};
@@ -79,18 +79,22 @@ fn pg_collation_is_visible(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
     Ok(if crate::catalog::system::collation_name(arg_oid(a, 0)).is_some() { Datum::Bool(true) } else { Datum::Null })
 }
 
-/// pg_function_is_visible: Tusk's functions live in pg_catalog, which is
-/// always searched, except information_schema's, visible only when that
-/// schema is on the search path.
+/// pg_function_is_visible: built-in functions live in pg_catalog, which is
+/// always searched, except information_schema's; a user's function is
+/// visible when its schema is on the search path and no schema before it
+/// has one of the same name and argument types.
 fn pg_function_is_visible(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
-    Ok(match builtins().proc(arg_oid(a, 0)) {
-        Some(p) if p.namespace == crate::catalog::PG_CATALOG_NAMESPACE => Datum::Bool(true),
-        Some(p) => {
-            let schema = c.env.catalog().namespace_name(p.namespace).to_string();
-            Datum::Bool(c.env.settings().search_path.iter().any(|s| *s == schema))
-        }
-        None => Datum::Null,
-    })
+    let catalog = c.env.catalog();
+    let Some(p) = catalog.proc(arg_oid(a, 0)) else { return Ok(Datum::Null) };
+    if p.namespace == crate::catalog::PG_CATALOG_NAMESPACE {
+        return Ok(Datum::Bool(true));
+    }
+    let path = with_analyzer(c.env, |an| Ok(an.search_path()))?;
+    let visible = match path.iter().position(|n| *n == p.namespace) {
+        None => false,
+        Some(at) => !catalog.procs_named(&p.name).any(|q| q.oid != p.oid && q.argtypes == p.argtypes && path[..at].contains(&q.namespace)),
+    };
+    Ok(Datum::Bool(visible))
 }
 
 /// pg_operator_is_visible, pg_opclass_is_visible, pg_opfamily_is_visible:
@@ -426,11 +430,18 @@ fn pg_get_viewdef_name(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
 
 /// print_function_arguments: `[mode ][name ]type[ DEFAULT expr]`, leaving
 /// out TABLE columns (pg_get_function_arguments) or the defaults
-/// (pg_get_function_identity_arguments).
-fn function_arguments(p: &crate::catalog::builtin::ProcInfo, with_defaults: bool) -> String {
+/// (pg_get_function_identity_arguments). A procedure's arguments all show
+/// their mode, so that the text can be used in DROP PROCEDURE.
+fn function_arguments(c: &FnCtx, p: &crate::catalog::builtin::ProcInfo, with_defaults: bool) -> String {
     let b = builtins();
     let all: Vec<Oid> = if p.allargtypes.is_empty() { p.argtypes.clone() } else { p.allargtypes.clone() };
-    let defaults: Vec<String> = if p.arg_defaults.is_empty() { Vec::new() } else { split_defaults(&p.arg_defaults) };
+    let defaults: Vec<String> = if !with_defaults || p.arg_defaults.is_empty() {
+        Vec::new()
+    } else if b.procs.contains_key(&p.oid) {
+        split_defaults(&p.arg_defaults)
+    } else {
+        user_defaults(c, p)
+    };
     let n_in = p.argtypes.len();
     let mut in_seen = 0;
     let mut parts = Vec::new();
@@ -444,6 +455,7 @@ fn function_arguments(p: &crate::catalog::builtin::ProcInfo, with_defaults: bool
             'o' => "OUT ",
             'b' => "INOUT ",
             'v' => "VARIADIC ",
+            _ if p.kind == 'p' => "IN ",
             _ => "",
         });
         if let Some(n) = p.argnames.get(i).filter(|n| !n.is_empty()) {
@@ -463,6 +475,28 @@ fn function_arguments(p: &crate::catalog::builtin::ProcInfo, with_defaults: bool
         parts.push(s);
     }
     parts.join(", ")
+}
+
+/// A user function's parameter defaults as PostgreSQL stores them
+/// (coerced to the parameter's type) and prints them.
+fn user_defaults(c: &FnCtx, p: &crate::catalog::builtin::ProcInfo) -> Vec<String> {
+    let texts = split_defaults(&p.arg_defaults);
+    let first = p.argtypes.len().saturating_sub(texts.len());
+    texts
+        .iter()
+        .enumerate()
+        .map(|(i, text)| {
+            let ty = SqlType::new(p.argtypes.get(first + i).copied().unwrap_or(oid::UNKNOWN));
+            let cooked = with_analyzer(c.env, |a| {
+                let e = a.analyze_standalone_expr(text, "DEFAULT expressions")?;
+                cook_default(a, e, ty)
+            });
+            match cooked {
+                Ok(e) => Deparser::new(c.env, false).expression(&e),
+                Err(_) => text.clone(),
+            }
+        })
+        .collect()
 }
 
 fn format_type(b: &crate::catalog::Builtins, t: Oid) -> String {
@@ -493,27 +527,33 @@ fn split_defaults(s: &str) -> Vec<String> {
     out
 }
 
-fn pg_get_function_arguments(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
-    match builtins().proc(arg_oid(a, 0)) {
-        Some(p) => text(function_arguments(p, true)),
+fn pg_get_function_arguments(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    match c.env.catalog().proc(arg_oid(a, 0)) {
+        Some(p) => text(function_arguments(c, p, true)),
         None => Ok(Datum::Null),
     }
 }
 
-fn pg_get_function_identity_arguments(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
-    match builtins().proc(arg_oid(a, 0)) {
-        Some(p) => text(function_arguments(p, false)),
+fn pg_get_function_identity_arguments(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    match c.env.catalog().proc(arg_oid(a, 0)) {
+        Some(p) => text(function_arguments(c, p, false)),
         None => Ok(Datum::Null),
     }
 }
 
 /// pg_get_function_result: the return type, `SETOF type`, or `TABLE(...)`.
-fn pg_get_function_result(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
-    let b = builtins();
-    let Some(p) = b.proc(arg_oid(a, 0)) else { return Ok(Datum::Null) };
+fn pg_get_function_result(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    let catalog = c.env.catalog();
+    let Some(p) = catalog.proc(arg_oid(a, 0)) else { return Ok(Datum::Null) };
     if p.kind == 'p' {
         return Ok(Datum::Null);
     }
+    text(function_result(p))
+}
+
+/// print_function_rettype.
+fn function_result(p: &crate::catalog::builtin::ProcInfo) -> String {
+    let b = builtins();
     if p.argmodes.contains(&'t') {
         let cols: Vec<String> = p
             .allargtypes
@@ -522,10 +562,105 @@ fn pg_get_function_result(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
             .filter(|(i, _)| p.argmodes.get(*i) == Some(&'t'))
             .map(|(i, &t)| format!("{} {}", super::quote_ident(p.argnames.get(i).map(String::as_str).unwrap_or("")), format_type(b, t)))
             .collect();
-        return text(format!("TABLE({})", cols.join(", ")));
+        return format!("TABLE({})", cols.join(", "));
     }
     let ty = format_type(b, p.rettype);
-    text(if p.retset { format!("SETOF {ty}") } else { ty })
+    if p.retset {
+        format!("SETOF {ty}")
+    } else {
+        ty
+    }
+}
+
+/// pg_get_functiondef: the CREATE OR REPLACE statement that makes the
+/// function again, laid out as PostgreSQL lays it out.
+fn pg_get_functiondef(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    let catalog = c.env.catalog();
+    let oid = arg_oid(a, 0);
+    let Some(p) = catalog.proc(oid) else { return Ok(Datum::Null) };
+    if p.kind == 'a' {
+        return Err(PgError::new(sqlstate::WRONG_OBJECT_TYPE, format!("\"{}\" is an aggregate function", p.name)));
+    }
+    let user = catalog.functions.get(&oid);
+    let function = p.kind != 'p';
+    let q = super::quote_ident;
+    let mut out = format!(
+        "CREATE OR REPLACE {} {}.{}(",
+        if function { "FUNCTION" } else { "PROCEDURE" },
+        q(catalog.namespace_name(p.namespace)),
+        q(&p.name)
+    );
+    out.push_str(&function_arguments(c, p, true));
+    out.push_str(")\n");
+    if function {
+        out.push_str(" RETURNS ");
+        out.push_str(&function_result(p));
+        out.push('\n');
+    }
+    let language = user.map(|f| f.language.as_str()).unwrap_or("internal");
+    out.push_str(&format!(" LANGUAGE {}\n", q(language)));
+    let mut options = String::new();
+    if p.kind == 'w' {
+        options.push_str(" WINDOW");
+    }
+    match p.volatility {
+        'i' => options.push_str(" IMMUTABLE"),
+        's' => options.push_str(" STABLE"),
+        _ => {}
+    }
+    match p.parallel {
+        's' => options.push_str(" PARALLEL SAFE"),
+        'r' => options.push_str(" PARALLEL RESTRICTED"),
+        _ => {}
+    }
+    if p.strict {
+        options.push_str(" STRICT");
+    }
+    if user.is_some_and(|f| f.security_definer) {
+        options.push_str(" SECURITY DEFINER");
+    }
+    if user.is_some_and(|f| f.leakproof) {
+        options.push_str(" LEAKPROOF");
+    }
+    let default_cost = if matches!(language, "internal" | "c") { 1.0 } else { 100.0 };
+    if p.cost != default_cost {
+        options.push_str(&format!(" COST {}", float_g(p.cost)));
+    }
+    if p.rows > 0.0 && p.rows != 1000.0 {
+        options.push_str(&format!(" ROWS {}", float_g(p.rows)));
+    }
+    if !options.is_empty() {
+        out.push_str(&options);
+        out.push('\n');
+    }
+    for item in user.map(|f| f.config.as_slice()).unwrap_or(&[]) {
+        let (name, value) = item.split_once('=').unwrap_or((item.as_str(), ""));
+        out.push_str(&format!(" SET {} TO {}\n", q(name), super::ruleutils::quote_literal(value)));
+    }
+    match user.filter(|f| f.sql_body.is_some()) {
+        Some(f) => out.push_str(&crate::commands::function::sql_body_definition(f)),
+        None => {
+            let src = user.map(|f| f.src.as_str()).unwrap_or(p.src.as_str());
+            let mut delimiter = format!("${}", if function { "function" } else { "procedure" });
+            while src.contains(&delimiter) {
+                delimiter.push('x');
+            }
+            delimiter.push('$');
+            out.push_str(&format!("AS {delimiter}{src}{delimiter}"));
+        }
+    }
+    out.push('\n');
+    text(out)
+}
+
+/// `%g` of C's printf, as COST and ROWS print.
+fn float_g(v: f32) -> String {
+    let v = v as f64;
+    if v == v.trunc() && v.abs() < 1e6 {
+        format!("{}", v as i64)
+    } else {
+        format!("{v}")
+    }
 }
 
 /// pg_get_triggerdef(oid [, pretty]): NULL for an unknown trigger.
@@ -689,6 +824,7 @@ pub(super) fn register(r: &mut Registry) {
     plain(r, &["pg_get_function_arguments"], pg_get_function_arguments);
     plain(r, &["pg_get_function_identity_arguments"], pg_get_function_identity_arguments);
     plain(r, &["pg_get_function_result"], pg_get_function_result);
+    plain(r, &["pg_get_functiondef"], pg_get_functiondef);
     // No triggers, rules, extended statistics or partition keys exist in Tusk.
     plain(r, &["pg_get_triggerdef", "pg_get_triggerdef_ext"], pg_get_triggerdef);
     plain(r, &["pg_get_statisticsobjdef_columns", "pg_get_ruledef", "pg_get_ruledef_ext", "pg_get_partkeydef"], null);
