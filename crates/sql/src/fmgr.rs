@@ -119,6 +119,7 @@ pub fn call_with(spi: &SessionSpi, f: &Function, args: &[Datum], arg_types: &[Sq
     crate::stack::check()?;
     let s = spi.session();
     s.interrupt.check()?;
+    crate::commands::grant::check_execute(s, f)?;
     check_security_definer(s, f)?;
     if f.config.is_empty() {
         return call_body(spi, f, args, arg_types, ret);
@@ -313,6 +314,7 @@ pub fn run_do(s: &mut SqlSession, d: &pb::DoStmt) -> PgResult<()> {
 /// still makes a row), polymorphic ones resolved for this call.
 pub fn call_procedure(s: &mut SqlSession, f: &Function, args: &[Datum], arg_types: &[SqlType], columns: Option<&[(String, SqlType)]>) -> PgResult<Option<Datum>> {
     let nonatomic = !s.in_block.get();
+    crate::commands::grant::check_execute(s, f)?;
     check_security_definer(s, f)?;
     let spi = SessionSpi::exclusive(s, nonatomic);
     crate::stack::check()?;

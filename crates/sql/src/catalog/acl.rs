@@ -39,6 +39,8 @@ pub enum ObjectKind {
     Sequence,
     Schema,
     Database,
+    /// Functions, procedures and aggregates: EXECUTE.
+    Function,
 }
 
 impl ObjectKind {
@@ -49,6 +51,7 @@ impl ObjectKind {
             ObjectKind::Sequence => USAGE | SELECT | UPDATE,
             ObjectKind::Schema => USAGE | CREATE,
             ObjectKind::Database => CREATE | CREATE_TEMP | CONNECT,
+            ObjectKind::Function => EXECUTE,
         }
     }
 }
@@ -66,8 +69,10 @@ pub struct AclItem {
 pub fn default_acl(kind: ObjectKind, owner: Oid) -> Vec<AclItem> {
     let all = kind.all_rights();
     let mut v = Vec::new();
-    if kind == ObjectKind::Database {
-        v.push(AclItem { grantee: PUBLIC, grantor: owner, privs: CREATE_TEMP | CONNECT, grant_options: 0 });
+    match kind {
+        ObjectKind::Database => v.push(AclItem { grantee: PUBLIC, grantor: owner, privs: CREATE_TEMP | CONNECT, grant_options: 0 }),
+        ObjectKind::Function => v.push(AclItem { grantee: PUBLIC, grantor: owner, privs: EXECUTE, grant_options: 0 }),
+        _ => {}
     }
     v.push(AclItem { grantee: owner, grantor: owner, privs: all, grant_options: 0 });
     v

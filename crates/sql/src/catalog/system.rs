@@ -1578,6 +1578,7 @@ fn pg_proc(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
             ("prosrc", text(&f.src)),
             ("prosqlbody", f.sql_body.as_deref().map(text).unwrap_or(Datum::Null)),
             ("proconfig", if f.config.is_empty() { Datum::Null } else { text_array(&f.config) }),
+            ("proacl", acl_datum(cx, f.acl.as_deref())),
         ]);
     }
     Ok(())

@@ -206,6 +206,11 @@ fn requested_privileges(stmt: &pb::GrantStmt, kind: ObjectKind) -> PgResult<Opti
                 ObjectKind::Database => "database",
                 ObjectKind::Sequence => "sequence",
                 ObjectKind::Table => "relation",
+                ObjectKind::Function => match pb::ObjectType::from_i32(stmt.objtype) {
+                    Some(pb::ObjectType::ObjectProcedure) => "procedure",
+                    Some(pb::ObjectType::ObjectRoutine) => "routine",
+                    _ => "function",
+                },
             };
             return Err(PgError::new(sqlstate::INVALID_GRANT_OPERATION, format!("invalid privilege type {} for {noun}", privilege_name(bit))));
         }
@@ -445,7 +450,66 @@ pub fn grant(s: &mut SqlSession, stmt: &pb::GrantStmt, sql: &str) -> PgResult<()
     if objtype == T::ObjectFdw as i32 || objtype == T::ObjectForeignServer as i32 {
         return super::foreign::grant(s, stmt, &grantees);
     }
+    if objtype == T::ObjectFunction as i32 || objtype == T::ObjectProcedure as i32 || objtype == T::ObjectRoutine as i32 {
+        return grant_routines(s, stmt, &names, &grantees, sql);
+    }
     Err(PgError::unsupported("GRANT and REVOKE on this kind of object"))
+}
+
+/// GRANT/REVOKE EXECUTE ON FUNCTION/PROCEDURE/ROUTINE f(args) | ALL
+/// FUNCTIONS/PROCEDURES/ROUTINES IN SCHEMA s.
+fn grant_routines(s: &mut SqlSession, stmt: &pb::GrantStmt, schemas: &[String], grantees: &[Oid], sql: &str) -> PgResult<()> {
+    let _ = sql;
+    let kind = match pb::ObjectType::from_i32(stmt.objtype) {
+        Some(pb::ObjectType::ObjectProcedure) => 'p',
+        Some(pb::ObjectType::ObjectRoutine) => 'r',
+        _ => 'f',
+    };
+    let requested = requested_privileges(stmt, ObjectKind::Function)?;
+    let catalog = s.catalog()?;
+    let mut routines = Vec::new();
+    if stmt.targtype == pb::GrantTargetType::AclTargetAllInSchema as i32 {
+        for n in schemas {
+            let nsp = *catalog
+                .namespace_by_name
+                .get(n)
+                .ok_or_else(|| PgError::new(sqlstate::INVALID_SCHEMA_NAME, format!("schema \"{n}\" does not exist")))?;
+            // objectsInSchemaToOids: FUNCTIONS are everything but procedures.
+            let mut v: Vec<_> =
+                catalog.functions.values().filter(|f| f.namespace == nsp && (kind == 'r' || (f.kind == 'p') == (kind == 'p'))).cloned().collect();
+            v.sort_by_key(|f| f.oid);
+            routines.extend(v);
+        }
+    } else {
+        for o in &stmt.objects {
+            if let Some(NodeEnum::ObjectWithArgs(owa)) = &o.node {
+                if let Some(f) = super::function::lookup_function(s, &catalog, owa, kind, false)? {
+                    routines.push(f);
+                }
+            }
+        }
+    }
+    for f in routines {
+        let noun = if f.kind == 'p' { "procedure" } else { "function" };
+        let current = f.acl.clone().unwrap_or_else(|| acl::default_acl(ObjectKind::Function, f.owner));
+        let new = apply_with(s, stmt, ObjectKind::Function.all_rights(), noun, &f.name, f.owner, current, requested, grantees)?;
+        let mut g = (*f).clone();
+        g.acl = Some(new);
+        let txn = s.txn()?;
+        txn.get_for_update(&store::function_name_key(s.db, g.namespace, &g.name))?;
+        store::put_function(txn, s.db, &g)?;
+    }
+    s.reload_txn_catalog()
+}
+
+/// pg_proc_aclcheck for a call: the current role must hold EXECUTE.
+pub fn check_execute(s: &SqlSession, f: &crate::catalog::function::Function) -> PgResult<()> {
+    let Some(items) = &f.acl else { return Ok(()) };
+    let me = current_grantee(s);
+    if me.superuser || acl::mask(items, &me, acl::EXECUTE) != 0 {
+        return Ok(());
+    }
+    Err(denied(format!("permission denied for {} {}", if f.kind == 'p' { "procedure" } else { "function" }, f.name)))
 }
 
 /// `apply` for a schema, whose owner may be pg_database_owner (public).

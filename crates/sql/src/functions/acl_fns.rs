@@ -75,7 +75,7 @@ fn holds(kind: acl::ObjectKind, items: &[acl::AclItem], who: &Grantee, owner: Oi
     let has = match kind {
         acl::ObjectKind::Table | acl::ObjectKind::Sequence => acl::relation_mask(items, who, privs),
         acl::ObjectKind::Schema => acl::schema_mask(items, who, privs),
-        acl::ObjectKind::Database => acl::mask(items, who, privs),
+        acl::ObjectKind::Database | acl::ObjectKind::Function => acl::mask(items, who, privs),
     } != 0;
     let go = if who.holds(owner) { options } else { acl::grant_options(items, who) & options };
     Datum::Bool(has || go != 0)
