@@ -281,10 +281,11 @@ impl<'a> Exec<'a> {
         let plan = match self.spi.prepare(&sql, &r) {
             Ok(p) => p,
             Err(err) => {
-                let mut err = r.err.borrow_mut().take().unwrap_or(err);
-                // positions point into the statement text, not the caller's
-                err.position = None;
-                return Err(err);
+                let err = r.err.borrow_mut().take().unwrap_or(err);
+                // Positions point into the statement, an internal query
+                // (an expression is shown without the SELECT it runs as).
+                let shift = if e.is_query { 0 } else { -("SELECT ".len() as i64) };
+                return Err(err.into_internal_query(e.text.clone(), shift));
             }
         };
         let deps = r.deps.into_inner().into_iter().map(|s| (s, self.dep_value(s))).collect();

@@ -45,9 +45,11 @@ fn spec_of(func: &FunctionSource) -> FuncSpec<'_> {
 /// the body, and the engine has no way yet to move it onto the statement
 /// the body came in (PostgreSQL's function_parse_error_transpose), so it
 /// is left out rather than pointing at the wrong place.
-fn body_error(mut e: PgError) -> PgError {
-    e.position = None;
-    e
+/// A compile error's position points into the body: it becomes the
+/// position in that internal query, which the caller may place in the
+/// statement that wrote the body (function_parse_error_transpose).
+fn body_error(e: PgError, src: &str) -> PgError {
+    e.into_internal_query(src, 0)
 }
 
 /// The compiled form of a function, from the session's cache or compiled now.
@@ -58,7 +60,7 @@ fn compiled(func: &FunctionSource, spi: &dyn Spi) -> PgResult<Rc<Function>> {
             return Ok(f);
         }
     }
-    let f = Rc::new(parser::compile(&func.src, &spec_of(func), spi).map_err(body_error)?);
+    let f = Rc::new(parser::compile(&func.src, &spec_of(func), spi).map_err(|e| body_error(e, &func.src))?);
     let mut cache = spi.language_cache().borrow_mut();
     // an older version of the same function is dead now
     cache.retain(|(o, _), _| *o != func.oid);
@@ -76,7 +78,7 @@ impl LanguageHandler for PlPgSql {
             return Err(PgError::new(tusk_types::sqlstate::INVALID_FUNCTION_DEFINITION, "trigger functions cannot have declared arguments")
                 .with_hint("The arguments of the trigger can be accessed through TG_NARGS and TG_ARGV instead."));
         }
-        parser::compile(&func.src, &spec_of(func), spi).map_err(body_error)?;
+        parser::compile(&func.src, &spec_of(func), spi).map_err(|e| body_error(e, &func.src))?;
         Ok(())
     }
 
@@ -132,7 +134,7 @@ impl LanguageHandler for PlPgSql {
             is_procedure: true,
             is_trigger: false,
         };
-        let f = parser::compile(source, &spec, spi).map_err(body_error)?;
+        let f = parser::compile(source, &spec, spi).map_err(|e| body_error(e, source))?;
         let args = CallArgs { args: &[], arg_types: &[], ret_type: SqlType::new(oid::VOID), ret_columns: None, trigger: None, nonatomic: true };
         let mut ex = exec::Exec::new(&f, spi, Some(&args));
         ex.run()

@@ -61,6 +61,18 @@ pub fn compile(src: &str, spec: &FuncSpec, spi: &dyn Spi) -> PgResult<Function> 
         }
     }
     let mut p = Parser { src, toks, pos: 0, spi, vars: Vec::new(), scopes: Vec::new(), cur: 0, labels: Vec::new(), line_starts };
+    compile_function(&mut p, spec, spi).map_err(|e| {
+        // An error with a position is shown at it; others say where the
+        // compiler was (plpgsql_compile_error_callback).
+        if e.position.is_some() || e.context.is_some() {
+            return e;
+        }
+        let line = p.toks.get(p.pos.saturating_sub(1)).map_or(1, |t| p.lineno_at(t.start));
+        e.with_context(format!("compilation of PL/pgSQL function \"{}\" near line {line}", spec.name))
+    })
+}
+
+fn compile_function(p: &mut Parser, spec: &FuncSpec, spi: &dyn Spi) -> PgResult<Function> {
     p.scopes.push(Scope { parent: None, label: Some(spec.name.clone()), items: Vec::new() });
     // Parameters: named ones under their names and as $n, unnamed as $n.
     let mut in_params = Vec::new();
@@ -142,8 +154,8 @@ pub fn compile(src: &str, spec: &FuncSpec, spi: &dyn Spi) -> PgResult<Function> 
     let StmtKind::Block(body) = body.kind else { unreachable!() };
     Ok(Function {
         context_name: spec.context_name.clone(),
-        vars: p.vars,
-        scopes: p.scopes,
+        vars: std::mem::take(&mut p.vars),
+        scopes: std::mem::take(&mut p.scopes),
         in_params,
         out_params,
         found_var,

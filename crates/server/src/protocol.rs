@@ -608,6 +608,12 @@ impl<W: Write> Out<W> {
                 b.push(b'P');
                 put_cstr(b, &p.to_string());
             }
+            if let Some(q) = &e.internal {
+                b.push(b'p');
+                put_cstr(b, &q.position.to_string());
+                b.push(b'q');
+                put_cstr(b, &q.query);
+            }
             if let Some(w) = &e.context {
                 b.push(b'W');
                 put_cstr(b, w);

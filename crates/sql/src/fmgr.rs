@@ -57,6 +57,79 @@ impl ParamSource for SqlFunctionParams<'_> {
     }
 }
 
+/// function_parse_error_transpose: an error whose position points into a
+/// function body (an internal query holding `body`) is shown at that
+/// place in `statement`, the CREATE FUNCTION or DO that wrote the body,
+/// when the body can be found there exactly once.
+pub fn transpose_body_error(mut e: PgError, body: &str, statement: &str) -> PgError {
+    let Some(internal) = e.internal.as_ref().filter(|q| q.query == body) else { return e };
+    if let Some(at) = match_body_to_statement(body, statement, internal.position as usize) {
+        e.position = Some(at as u32);
+        e.internal = None;
+    }
+    e
+}
+
+/// match_prosrc_to_query: the 1-based character position in `statement`
+/// of the body's character `cursor`, where the body is written as a
+/// dollar-quoted or a single-quoted literal (with doubled quotes and
+/// backslashes); None unless there is exactly one such place.
+fn match_body_to_statement(body: &str, statement: &str, cursor: usize) -> Option<usize> {
+    let q: Vec<char> = statement.chars().collect();
+    let b: Vec<char> = body.chars().collect();
+    let mut found = None;
+    for at in 0..q.len() {
+        let hit = if q[at] == '$' && q[at + 1..].starts_with(&b) && q.get(at + 1 + b.len()) == Some(&'$') {
+            Some(at + 1 + cursor)
+        } else if q[at] == '\'' {
+            match_body_to_literal(&b, &q[at + 1..], cursor).map(|c| at + 1 + c)
+        } else {
+            None
+        };
+        if let Some(h) = hit {
+            if found.is_some() {
+                return None;
+            }
+            found = Some(h);
+        }
+    }
+    found
+}
+
+/// match_prosrc_to_literal: whether `literal` (after its opening quote)
+/// spells `body`, and the cursor moved past the escapes before it.
+fn match_body_to_literal(body: &[char], literal: &[char], cursor: usize) -> Option<usize> {
+    let mut newcp = cursor;
+    let mut left = cursor as i64;
+    let mut i = 0;
+    for &c in body {
+        left -= 1;
+        match literal.get(i) {
+            Some('\\') => {
+                i += 1;
+                if left > 0 {
+                    newcp += 1;
+                }
+            }
+            Some('\'') => {
+                if literal.get(i + 1) != Some(&'\'') {
+                    return None;
+                }
+                i += 1;
+                if left > 0 {
+                    newcp += 1;
+                }
+            }
+            _ => {}
+        }
+        if literal.get(i) != Some(&c) {
+            return None;
+        }
+        i += 1;
+    }
+    (literal.get(i) == Some(&'\'') && literal.get(i + 1) != Some(&'\'')).then_some(newcp)
+}
+
 /// regprocout / regprocedureout for a user-defined function: qualified
 /// when the search path would not find it.
 pub fn reg_name(f: &Function, with_args: bool, env: &crate::session::SessionEnv) -> String {
@@ -79,7 +152,7 @@ pub fn signature(f: &Function) -> String {
         .params
         .iter()
         .filter(|p| p.passed_by_call(f.kind))
-        .map(|p| crate::analyzer::types::format_type(b, p.type_oid, -1))
+        .map(|p| crate::analyzer::types::format_type_be(b, p.type_oid))
         .collect();
     format!("{}({})", f.name, args.join(","))
 }
@@ -276,7 +349,7 @@ fn sql_function_context(mut e: PgError, f: &Function) -> PgError {
 // ---------------------------------------------------------------- DO
 
 /// DO [LANGUAGE lang] 'code'.
-pub fn run_do(s: &mut SqlSession, d: &pb::DoStmt) -> PgResult<()> {
+pub fn run_do(s: &mut SqlSession, d: &pb::DoStmt, sql: &str) -> PgResult<()> {
     let mut code = None;
     let mut language = "plpgsql".to_string();
     for a in &d.args {
@@ -305,7 +378,7 @@ pub fn run_do(s: &mut SqlSession, d: &pb::DoStmt) -> PgResult<()> {
     };
     let nonatomic = !s.in_block.get();
     let spi = SessionSpi::exclusive(s, nonatomic);
-    handler.inline(&code, &spi)
+    handler.inline(&code, &spi).map_err(|e| transpose_body_error(e, &code, sql))
 }
 
 /// Runs a procedure for CALL with its (already evaluated) arguments:

@@ -198,6 +198,17 @@ pub struct PgError {
     pub datatype: Option<String>,
     /// Where the error happened, as PostgreSQL's CONTEXT lines ("COPY t, line 2").
     pub context: Option<String>,
+    /// The statement the error's position points into when that is not
+    /// the client's (the `q` and `p` fields: a query procedural code ran).
+    pub internal: Option<Box<InternalQuery>>,
+}
+
+/// An internally generated query and the 1-based character offset of the
+/// error in it, which psql shows as `LINE n:` and `QUERY:`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InternalQuery {
+    pub position: u32,
+    pub query: String,
 }
 
 pub type PgResult<T> = Result<T, PgError>;
@@ -217,7 +228,18 @@ impl PgError {
             constraint: None,
             datatype: None,
             context: None,
+            internal: None,
         }
+    }
+
+    /// Moves the error's position into `query`, an internal query: the
+    /// position no longer points into the client's statement.
+    pub fn into_internal_query(mut self, query: impl Into<String>, shift: i64) -> PgError {
+        if let Some(p) = self.position.take() {
+            let position = (p as i64 + shift).max(1) as u32;
+            self.internal = Some(Box::new(InternalQuery { position, query: query.into() }));
+        }
+        self
     }
 
     pub fn with_context(mut self, context: impl Into<String>) -> PgError {

@@ -472,7 +472,7 @@ pub fn create_function(s: &mut SqlSession, stmt: &pb::CreateFunctionStmt, sql: &
     if attrs.rows.is_some() && !retset {
         return Err(invalid_definition("ROWS is not applicable when function does not return a set"));
     }
-    validate(s, &f)?;
+    validate(s, &f).map_err(|e| crate::fmgr::transpose_body_error(e, f.sql_body.as_deref().unwrap_or(&f.src), sql))?;
     store::put_function(s.txn()?, s.db, &f)?;
     s.reload_txn_catalog()
 }
@@ -553,8 +553,19 @@ fn validate(s: &SqlSession, f: &Function) -> PgResult<()> {
 }
 
 /// fmgr_sql_validator: each statement analyzes, and the last one returns
-/// what the function declares (check_sql_fn_retval).
+/// what the function declares (check_sql_fn_retval). An error without a
+/// position in the body names the function.
 fn validate_sql(spi: &SessionSpi, f: &Function) -> PgResult<()> {
+    validate_sql_statements(spi, f).map_err(|e| {
+        if e.position.is_none() && e.internal.is_none() && e.context.is_none() {
+            e.with_context(format!("SQL function \"{}\"", f.name))
+        } else {
+            e
+        }
+    })
+}
+
+fn validate_sql_statements(spi: &SessionSpi, f: &Function) -> PgResult<()> {
     let inputs: Vec<&FunctionParam> = f.params.iter().filter(|p| p.is_input()).collect();
     // Polymorphic arguments are only known at a call.
     if inputs.iter().any(|p| is_polymorphic(p.type_oid)) {
@@ -584,7 +595,10 @@ fn validate_sql(spi: &SessionSpi, f: &Function) -> PgResult<()> {
     let mut last = None;
     for st in &stmts {
         let stmt_text = crate::parser::statement_text(text, st);
-        last = Some(spi.prepare(stmt_text, &source)?);
+        // Positions point into the statement; shown in the whole body.
+        let start = stmt_text.as_ptr() as usize - text.as_ptr() as usize;
+        let offset = text[..start].chars().count() as i64;
+        last = Some(spi.prepare(stmt_text, &source).map_err(|e| e.into_internal_query(text, offset))?);
     }
     if f.kind == 'p' {
         return Ok(());
@@ -905,8 +919,8 @@ pub fn call(s: &mut SqlSession, c: &pb::CallStmt, sql: &str) -> PgResult<Utility
 
 // ---------------------------------------------------------------- DO
 
-pub fn do_block(s: &mut SqlSession, d: &pb::DoStmt) -> PgResult<UtilityResult> {
-    crate::fmgr::run_do(s, d)?;
+pub fn do_block(s: &mut SqlSession, d: &pb::DoStmt, sql: &str) -> PgResult<UtilityResult> {
+    crate::fmgr::run_do(s, d, sql)?;
     UtilityResult::tag("DO")
 }
 

@@ -362,7 +362,7 @@ pub(crate) fn execute_ddl_node(s: &mut SqlSession, node: &NodeEnum, sql: &str) -
             UtilityResult::tag("LOCK TABLE")
         }
         NodeEnum::ExplainStmt(e) => explain::explain(s, e, sql),
-        NodeEnum::DoStmt(d) => function::do_block(s, d),
+        NodeEnum::DoStmt(d) => function::do_block(s, d, sql),
         NodeEnum::CreateFunctionStmt(c) => {
             function::create_function(s, c, sql)?;
             UtilityResult::tag(if c.is_procedure { "CREATE PROCEDURE" } else { "CREATE FUNCTION" })
