@@ -860,8 +860,10 @@ impl Connection {
     }
 
     /// After an error: a block becomes failed, an implicit transaction rolls back.
+    /// Notices the statement raised before failing stay queued: send_error
+    /// delivers them ahead of the error, as PostgreSQL sends each when it
+    /// is raised.
     fn fail_statement(&mut self) {
-        self.sql.notices.borrow_mut().clear();
         match self.block {
             Block::InBlock => {
                 self.block = Block::Failed;

@@ -237,7 +237,7 @@ impl<'a> Analyzer<'a> {
 
     /// Records a parameter a `ParamSource` handed out, so that the
     /// statement's parameter list covers it.
-    fn note_param(&self, idx: usize, ty: SqlType) {
+    pub(crate) fn note_param(&self, idx: usize, ty: SqlType) {
         let mut params = self.params.borrow_mut();
         if idx >= params.len() {
             params.resize(idx + 1, t(oid::UNKNOWN));
@@ -267,9 +267,9 @@ impl<'a> Analyzer<'a> {
             for f in &parts[consumed..] {
                 e = a.field_select(e, f).map_err(|err| err.with_position(pos(c.location)))?;
             }
-            if star {
-                return Err(PgError::unsupported("\"*\" of a procedural variable in a column reference").with_position(pos(c.location)));
-            }
+            // `rec.*` in an expression is the row value itself (its fields
+            // spread only where a list is expanded).
+            let _ = star;
             Ok(e)
         };
         match src.conflict() {

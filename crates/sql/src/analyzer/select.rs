@@ -725,11 +725,38 @@ impl<'a> Analyzer<'a> {
                     }
             })
             .map(|n| n.rte);
-        match found {
-            Some(rte) => Ok(self.rte_targets(rte)),
-            None => Err(PgError::new(sqlstate::UNDEFINED_TABLE, format!("missing FROM-clause entry for table \"{rel}\""))
-                .with_position(pos(cr.location))),
+        if let Some(rte) = found {
+            return Ok(self.rte_targets(rte));
         }
+        // A row variable of procedural code spreads into its fields.
+        if let Some(targets) = self.param_record_targets(&qual) {
+            return Ok(targets);
+        }
+        Err(PgError::new(sqlstate::UNDEFINED_TABLE, format!("missing FROM-clause entry for table \"{rel}\"")).with_position(pos(cr.location)))
+    }
+
+    /// `rec.*` where `rec` is a record variable of the procedural code the
+    /// query runs in: one target per field.
+    fn param_record_targets(&self, qual: &[&str]) -> Option<Vec<TargetEntry>> {
+        let src = self.param_source?;
+        let (crate::procedural::ResolvedName::Param { index, ty }, consumed) = src.resolve(qual)? else { return None };
+        if consumed != qual.len() {
+            return None;
+        }
+        let fields = src.param_fields(index)?;
+        self.note_param(index, ty);
+        Some(
+            fields
+                .into_iter()
+                .enumerate()
+                .map(|(i, (name, fty))| TargetEntry {
+                    expr: Expr::FieldSelect { arg: Box::new(Expr::Param(index, ty)), field: i, ty: fty },
+                    name,
+                    junk: false,
+                    origin: None,
+                })
+                .collect(),
+        )
     }
 
     fn rte_targets(&self, rte: usize) -> Vec<TargetEntry> {
