@@ -463,13 +463,23 @@ impl<'a> Analyzer<'a> {
         self.level().namespace = saved;
         let e = e?;
         let fname = figure_colname(call);
+        // chooseScalarFunctionAlias: a scalar result takes the name of the
+        // function's one named OUT parameter, before any alias.
+        let mut out_name = None;
         let (mut names, types) = match &e {
             Expr::Func { func, ty, args } => {
                 let out_cols = super::expr::function_out_columns(self.env.catalog, func.oid, args).unwrap_or_default();
                 if !out_cols.is_empty() && ty.oid == oid::RECORD {
                     out_cols.into_iter().unzip()
                 } else {
-                    (vec![fname.clone()], vec![*ty])
+                    out_name = self.env.catalog.proc(func.oid).and_then(|p| {
+                        let mut outs = p.argmodes.iter().enumerate().filter(|(_, m)| matches!(m, 'o' | 'b' | 't'));
+                        match (outs.next(), outs.next()) {
+                            (Some((i, _)), None) => p.argnames.get(i).filter(|n| !n.is_empty()).cloned(),
+                            _ => None,
+                        }
+                    });
+                    (vec![out_name.clone().unwrap_or_else(|| fname.clone())], vec![*ty])
                 }
             }
             other => (vec![fname.clone()], vec![other.ty()]),
@@ -481,7 +491,7 @@ impl<'a> Analyzer<'a> {
         }
         let alias_name = rf.alias.as_ref().map(|a| a.aliasname.clone()).unwrap_or_else(|| fname.clone());
         if let Some(a) = &rf.alias {
-            if names.len() == 1 + rf.ordinality as usize && a.colnames.is_empty() {
+            if names.len() == 1 + rf.ordinality as usize && a.colnames.is_empty() && out_name.is_none() {
                 names[0] = a.aliasname.clone();
             }
             for (i, c) in a.colnames.iter().enumerate() {

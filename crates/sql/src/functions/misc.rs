@@ -314,7 +314,8 @@ fn array_prepend(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
         _ => Array::empty(elem),
     };
     v.elements.insert(0, a[0].clone());
-    let lower = v.dims.first().map(|d| d.1 - 1).unwrap_or(1);
+    // The result keeps the array's lower bound (array_prepend readjusts it).
+    let lower = v.dims.first().map(|d| d.1).unwrap_or(1);
     v.dims = vec![(v.elements.len() as i32, lower)];
     Ok(Datum::Array(Arc::new(v)))
 }
