@@ -54,6 +54,8 @@ pub struct Exec<'a> {
     nonatomic: bool,
     ret_columns: Option<Vec<(String, SqlType)>>,
     ret_type: SqlType,
+    /// This call's profile counts, when the profiler is on (see `profile`).
+    pub profile: Option<crate::profile::CallProfile>,
 }
 
 fn is_pseudo(t: Oid) -> bool {
@@ -165,6 +167,7 @@ impl<'a> Exec<'a> {
             nonatomic: call.is_some_and(|c| c.nonatomic),
             ret_columns: call.and_then(|c| c.ret_columns.map(|r| r.to_vec())),
             ret_type: call.map(|c| c.ret_type).unwrap_or(f.ret_type),
+            profile: None,
         };
         e.vals[f.found_var] = Datum::Bool(false);
         e
@@ -568,9 +571,19 @@ impl<'a> Exec<'a> {
     fn exec_stmt(&mut self, s: &'a Stmt) -> PgResult<Flow> {
         let save = self.err_stmt;
         self.err_stmt = Some(s);
-        let r = self.exec_stmt_kind(s)?;
+        let r = if self.profile.is_some() { self.exec_stmt_profiled(s)? } else { self.exec_stmt_kind(s)? };
         self.err_stmt = save;
         Ok(r)
+    }
+
+    /// A statement timed for the profiler (a failed one counts too).
+    fn exec_stmt_profiled(&mut self, s: &'a Stmt) -> PgResult<Flow> {
+        let t0 = std::time::Instant::now();
+        let r = self.exec_stmt_kind(s);
+        if let Some(p) = self.profile.as_mut() {
+            p.record(s.lineno, t0.elapsed());
+        }
+        r
     }
 
     fn exec_stmt_kind(&mut self, s: &'a Stmt) -> PgResult<Flow> {
