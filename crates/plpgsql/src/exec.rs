@@ -206,7 +206,7 @@ impl<'a> Exec<'a> {
             }
         }
         if let Some(t) = call.trigger {
-            let shape: Shape = Rc::new(t.columns.clone());
+            let (shape, tg_values) = crate::trigger_values::of(t);
             if let Some(nv) = self.f.new_var {
                 self.shapes[nv] = Some(shape.clone());
                 if let Some(row) = &t.new {
@@ -219,20 +219,8 @@ impl<'a> Exec<'a> {
                     self.vals[ov] = Datum::Record(Arc::new(row.clone()));
                 }
             }
-            let tg = &self.f.tg_vars;
-            self.vals[tg[0]] = Datum::text(&t.name);
-            self.vals[tg[1]] = Datum::text(t.when);
-            self.vals[tg[2]] = Datum::text(t.level);
-            self.vals[tg[3]] = Datum::text(t.op);
-            self.vals[tg[4]] = Datum::Oid(t.relid);
-            self.vals[tg[5]] = Datum::text(&t.table_name);
-            self.vals[tg[6]] = Datum::text(&t.table_name);
-            self.vals[tg[7]] = Datum::text(&t.table_schema);
-            self.vals[tg[8]] = Datum::Int4(t.args.len() as i32);
-            let argv: Vec<Datum> = t.args.iter().map(|a| Datum::text(a)).collect();
-            self.vals[tg[9]] = Datum::Array(Arc::new(Array::from_vec(oid::TEXT, argv)));
-            if t.args.is_empty() {
-                self.vals[tg[9]] = Datum::Array(Arc::new(Array::empty(oid::TEXT)));
+            for (slot, v) in self.f.tg_vars.iter().zip(tg_values) {
+                self.vals[*slot] = v;
             }
         }
         Ok(())
@@ -360,7 +348,7 @@ impl<'a> Exec<'a> {
     }
 
     fn coerce(&self, v: Datum, from: SqlType, to: SqlType) -> PgResult<Datum> {
-        if v.is_null() || is_pseudo(to.oid) || (from.oid == to.oid && (to.typmod == -1 || from.typmod == to.typmod)) {
+        if v.is_null() || (from.oid == to.oid && (to.typmod == -1 || from.typmod == to.typmod)) || is_pseudo(to.oid) {
             return Ok(v);
         }
         self.spi.coerce(v, from, to)
@@ -378,7 +366,7 @@ impl<'a> Exec<'a> {
             return self.assign_record_value(slot, v, ty);
         }
         let target = self.types[slot];
-        let v = if is_pseudo(var.ty.oid) && !matches!(var.ty.oid, oid::RECORD) && target.oid == oid::UNKNOWN {
+        let v = if target.oid == oid::UNKNOWN && is_pseudo(var.ty.oid) && !matches!(var.ty.oid, oid::RECORD) {
             self.types[slot] = ty;
             v
         } else {

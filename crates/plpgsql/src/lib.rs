@@ -12,6 +12,7 @@ pub mod exec;
 pub mod lexer;
 pub mod parser;
 pub mod profile;
+mod trigger_values;
 
 use std::rc::Rc;
 use std::sync::Arc;

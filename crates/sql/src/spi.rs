@@ -66,7 +66,7 @@ struct Prepared {
 /// catalog token is the one it was made under.
 struct SimpleExpr {
     /// None: the statement is not a simple expression.
-    expr: Option<crate::expr::Expr>,
+    expr: Option<executor::fast::FastExpr>,
     ty: SqlType,
     token: (usize, u64),
     catalog: std::sync::Weak<DbCatalog>,
@@ -322,7 +322,7 @@ impl<'a> SessionSpi<'a> {
                     Ok(x) => x,
                     Err(e) => return Some(Err(e)),
                 };
-                let expr = simple_expression(&planned).cloned();
+                let expr = simple_expression(&planned).map(executor::fast::FastExpr::compile);
                 let ty = planned.columns.first().map(|c| c.ty).unwrap_or(SqlType::new(oid::UNKNOWN));
                 let x = Rc::new(SimpleExpr { expr, ty, token, catalog: planned.catalog.clone(), state: StmtState::default() });
                 *p.simple.borrow_mut() = Some(x.clone());
@@ -343,7 +343,7 @@ impl<'a> SessionSpi<'a> {
                 state: &simple.state,
                 work_mem_bytes: s.settings.borrow().work_mem_kb as usize * 1024,
             };
-            let v = executor::eval(expr, &[], &cx)?;
+            let v = expr.eval(&cx)?;
             Ok((v, simple.ty))
         })())
     }
