@@ -104,6 +104,17 @@ impl FastExpr {
                 None => eval(&Expr::Param(*i, SqlType::new(oid::UNKNOWN)), &[], cx),
             },
             FastExpr::Int { op, result, args, call: node } => {
+                // Integer arguments straight from registers when they can
+                // be had so (a Datum result goes through memory).
+                match (args[0].try_int(cx), args[1].try_int(cx)) {
+                    (IntVal::Val(x), IntVal::Val(y)) => {
+                        if let Some(v) = int_apply(*op, *result, x, y) {
+                            return Ok(v);
+                        }
+                    }
+                    (IntVal::Null, IntVal::Val(_) | IntVal::Null) | (IntVal::Val(_), IntVal::Null) => return Ok(Datum::Null),
+                    _ => {}
+                }
                 let a = args[0].eval(cx)?;
                 let b = args[1].eval(cx)?;
                 if a.is_null() || b.is_null() {
@@ -118,6 +129,41 @@ impl FastExpr {
                 call(func, &[a, b], arg_exprs, *ty, cx)
             }
             FastExpr::Other(e) => eval(e, &[], cx),
+        }
+    }
+}
+
+/// An integer node's value without a Datum: `Slow` where `eval` must
+/// answer (not an integer node, an overflow, an unexpected kind); nothing
+/// is evaluated twice but pure integer nodes.
+enum IntVal {
+    Val(i64),
+    Null,
+    Slow,
+}
+
+impl FastExpr {
+    #[inline]
+    fn try_int(&self, cx: &ExecCx) -> IntVal {
+        let of = |d: &Datum| match d {
+            Datum::Int2(v) => IntVal::Val(*v as i64),
+            Datum::Int4(v) => IntVal::Val(*v as i64),
+            Datum::Int8(v) => IntVal::Val(*v),
+            Datum::Null => IntVal::Null,
+            _ => IntVal::Slow,
+        };
+        match self {
+            FastExpr::Const(d) => of(d),
+            FastExpr::Param(i) => cx.params.get(*i).map(of).unwrap_or(IntVal::Slow),
+            FastExpr::Int { op, result, args, .. } if *result != oid::BOOL => match (args[0].try_int(cx), args[1].try_int(cx)) {
+                (IntVal::Val(x), IntVal::Val(y)) => match int_apply(*op, *result, x, y) {
+                    Some(d) => of(&d),
+                    None => IntVal::Slow,
+                },
+                (IntVal::Null, IntVal::Val(_) | IntVal::Null) | (IntVal::Val(_), IntVal::Null) => IntVal::Null,
+                _ => IntVal::Slow,
+            },
+            _ => IntVal::Slow,
         }
     }
 }
