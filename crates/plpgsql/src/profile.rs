@@ -19,8 +19,9 @@ use std::time::Duration;
 use tusk_sql::procedural::{ProfileLine, Spi};
 use tusk_types::Oid;
 
-/// The setting that turns the profiler on (per session, or server-wide
-/// from the configuration).
+/// The setting that turns the profiler on (per session; for all of an
+/// application's sessions through its startup options: Tusk has no
+/// configuration file yet for a server-wide value).
 pub const SETTING: &str = "tusk.plpgsql_profile";
 
 /// Whether the session profiles now: read once per call.
