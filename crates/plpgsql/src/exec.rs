@@ -54,6 +54,8 @@ pub struct Exec<'a> {
     nonatomic: bool,
     ret_columns: Option<Vec<(String, SqlType)>>,
     ret_type: SqlType,
+    /// This call's profile counts, when the profiler is on (see `profile`).
+    pub profile: Option<crate::profile::CallProfile>,
 }
 
 fn is_pseudo(t: Oid) -> bool {
@@ -165,6 +167,7 @@ impl<'a> Exec<'a> {
             nonatomic: call.is_some_and(|c| c.nonatomic),
             ret_columns: call.and_then(|c| c.ret_columns.map(|r| r.to_vec())),
             ret_type: call.map(|c| c.ret_type).unwrap_or(f.ret_type),
+            profile: None,
         };
         e.vals[f.found_var] = Datum::Bool(false);
         e
@@ -203,7 +206,7 @@ impl<'a> Exec<'a> {
             }
         }
         if let Some(t) = call.trigger {
-            let shape: Shape = Rc::new(t.columns.clone());
+            let (shape, tg_values) = crate::trigger_values::of(t);
             if let Some(nv) = self.f.new_var {
                 self.shapes[nv] = Some(shape.clone());
                 if let Some(row) = &t.new {
@@ -216,20 +219,8 @@ impl<'a> Exec<'a> {
                     self.vals[ov] = Datum::Record(Arc::new(row.clone()));
                 }
             }
-            let tg = &self.f.tg_vars;
-            self.vals[tg[0]] = Datum::text(&t.name);
-            self.vals[tg[1]] = Datum::text(t.when);
-            self.vals[tg[2]] = Datum::text(t.level);
-            self.vals[tg[3]] = Datum::text(t.op);
-            self.vals[tg[4]] = Datum::Oid(t.relid);
-            self.vals[tg[5]] = Datum::text(&t.table_name);
-            self.vals[tg[6]] = Datum::text(&t.table_name);
-            self.vals[tg[7]] = Datum::text(&t.table_schema);
-            self.vals[tg[8]] = Datum::Int4(t.args.len() as i32);
-            let argv: Vec<Datum> = t.args.iter().map(|a| Datum::text(a)).collect();
-            self.vals[tg[9]] = Datum::Array(Arc::new(Array::from_vec(oid::TEXT, argv)));
-            if t.args.is_empty() {
-                self.vals[tg[9]] = Datum::Array(Arc::new(Array::empty(oid::TEXT)));
+            for (slot, v) in self.f.tg_vars.iter().zip(tg_values) {
+                self.vals[*slot] = v;
             }
         }
         Ok(())
@@ -358,7 +349,7 @@ impl<'a> Exec<'a> {
     }
 
     fn coerce(&self, v: Datum, from: SqlType, to: SqlType) -> PgResult<Datum> {
-        if v.is_null() || is_pseudo(to.oid) || (from.oid == to.oid && (to.typmod == -1 || from.typmod == to.typmod)) {
+        if v.is_null() || (from.oid == to.oid && (to.typmod == -1 || from.typmod == to.typmod)) || is_pseudo(to.oid) {
             return Ok(v);
         }
         self.spi.coerce(v, from, to)
@@ -376,7 +367,7 @@ impl<'a> Exec<'a> {
             return self.assign_record_value(slot, v, ty);
         }
         let target = self.types[slot];
-        let v = if is_pseudo(var.ty.oid) && !matches!(var.ty.oid, oid::RECORD) && target.oid == oid::UNKNOWN {
+        let v = if target.oid == oid::UNKNOWN && is_pseudo(var.ty.oid) && !matches!(var.ty.oid, oid::RECORD) {
             self.types[slot] = ty;
             v
         } else {
@@ -569,9 +560,19 @@ impl<'a> Exec<'a> {
     fn exec_stmt(&mut self, s: &'a Stmt) -> PgResult<Flow> {
         let save = self.err_stmt;
         self.err_stmt = Some(s);
-        let r = self.exec_stmt_kind(s)?;
+        let r = if self.profile.is_some() { self.exec_stmt_profiled(s)? } else { self.exec_stmt_kind(s)? };
         self.err_stmt = save;
         Ok(r)
+    }
+
+    /// A statement timed for the profiler (a failed one counts too).
+    fn exec_stmt_profiled(&mut self, s: &'a Stmt) -> PgResult<Flow> {
+        let t0 = std::time::Instant::now();
+        let r = self.exec_stmt_kind(s);
+        if let Some(p) = self.profile.as_mut() {
+            p.record(s.lineno, t0.elapsed());
+        }
+        r
     }
 
     fn exec_stmt_kind(&mut self, s: &'a Stmt) -> PgResult<Flow> {

@@ -11,6 +11,8 @@ mod errcodes;
 pub mod exec;
 pub mod lexer;
 pub mod parser;
+pub mod profile;
+mod trigger_values;
 
 use std::rc::Rc;
 use std::sync::Arc;
@@ -85,8 +87,15 @@ impl LanguageHandler for PlPgSql {
     fn call(&self, func: &FunctionSource, call: &CallArgs, spi: &dyn Spi) -> PgResult<CallOutcome> {
         let f = compiled(func, spi)?;
         let mut ex = exec::Exec::new(&f, spi, Some(call));
+        if profile::enabled(spi) {
+            ex.profile = Some(profile::CallProfile::default());
+        }
         ex.bind_args(call)?;
-        ex.run()?;
+        let r = ex.run();
+        if let Some(p) = ex.profile.take() {
+            profile::merge(func.oid, &func.signature, &func.src, p);
+        }
+        r?;
         if f.retset {
             return Ok(CallOutcome::Set(std::mem::take(&mut ex.set_rows)));
         }
@@ -122,6 +131,14 @@ impl LanguageHandler for PlPgSql {
             };
         }
         Ok(CallOutcome::Value(v))
+    }
+
+    fn profile(&self) -> Vec<tusk_sql::procedural::ProfileLine> {
+        profile::rows()
+    }
+
+    fn profile_reset(&self) {
+        profile::reset()
     }
 
     fn inline(&self, source: &str, spi: &dyn Spi) -> PgResult<()> {

@@ -62,6 +62,10 @@ pub struct Cluster {
     backends: RwLock<Option<std::sync::Weak<dyn Backends>>>,
     cluster_catalog: RwLock<Arc<ClusterCatalog>>,
     catalogs: RwLock<HashMap<Oid, Arc<DbCatalog>>>,
+    /// Counts installs of committed catalogs (bumped after the install),
+    /// so that a cache of something planned against a catalog can tell in
+    /// one atomic read that it is still current (`SqlSession::catalog_token`).
+    catalog_generation: std::sync::atomic::AtomicU64,
     /// Serializes catalog reloads so an older reload never replaces a newer one.
     reload: Mutex<()>,
     /// Held (exclusively) by a transaction that changed the catalog from
@@ -136,6 +140,7 @@ impl Cluster {
             backends: RwLock::new(None),
             cluster_catalog: RwLock::new(Arc::new(ClusterCatalog::default())),
             catalogs: RwLock::new(HashMap::new()),
+            catalog_generation: std::sync::atomic::AtomicU64::new(0),
             reload: Mutex::new(()),
             commit_gate: RwLock::new(()),
             sequences: Sequences::new(engine.clone()),
@@ -206,6 +211,11 @@ impl Cluster {
         self.reload_database(db)
     }
 
+    /// Changes whenever a committed catalog is installed.
+    pub fn catalog_generation(&self) -> u64 {
+        self.catalog_generation.load(std::sync::atomic::Ordering::Acquire)
+    }
+
     /// Closes the gate for a committing catalog change; open it (drop the
     /// guard) once the committed catalog is reloaded.
     pub fn catalog_commit_gate(&self) -> parking_lot::RwLockWriteGuard<'_, ()> {
@@ -220,6 +230,7 @@ impl Cluster {
         let live: Vec<Oid> = cat.databases.keys().copied().collect();
         *self.cluster_catalog.write() = Arc::new(cat);
         self.catalogs.write().retain(|db, _| live.contains(db));
+        self.catalog_generation.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
         Ok(())
     }
 
@@ -229,6 +240,7 @@ impl Cluster {
         let cat = Arc::new(store::load_database(&txn, db)?);
         txn.rollback();
         self.catalogs.write().insert(db, cat.clone());
+        self.catalog_generation.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
         Ok(cat)
     }
 

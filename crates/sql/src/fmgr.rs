@@ -171,6 +171,22 @@ pub fn function_source(f: &Function) -> FunctionSource {
     }
 }
 
+/// `function_source(f)` from the session's cache: a call (a trigger firing
+/// per row) then costs a lookup, not the formatting of its signature and
+/// a copy of its body.
+pub fn source_of(s: &SqlSession, f: &Function) -> Rc<FunctionSource> {
+    let key = (f.oid, f.version);
+    if let Some(src) = s.function_sources.borrow().get(&key) {
+        return src.clone();
+    }
+    let src = Rc::new(function_source(f));
+    let mut cache = s.function_sources.borrow_mut();
+    // an older definition of the same function is dead now
+    cache.retain(|(o, _), _| *o != f.oid);
+    cache.insert(key, src.clone());
+    src
+}
+
 /// The columns of a function's row result (OUT parameters, RETURNS TABLE).
 pub fn output_columns(f: &Function) -> Option<Vec<(String, SqlType)>> {
     let outs = f.output_params();
@@ -182,9 +198,9 @@ pub fn output_columns(f: &Function) -> Option<Vec<(String, SqlType)>> {
 
 /// Calls a user-defined function from a running query.
 pub fn call_function(s: &SqlSession, catalog: &DbCatalog, func: Oid, args: &[Datum], arg_types: &[SqlType], ret: SqlType) -> PgResult<CallOutcome> {
-    let f = catalog.functions.get(&func).cloned().ok_or_else(|| PgError::internal(format!("cache lookup failed for function {func}")))?;
+    let f = catalog.functions.get(&func).ok_or_else(|| PgError::internal(format!("cache lookup failed for function {func}")))?;
     let spi = SessionSpi::shared(s);
-    call_with(&spi, &f, args, arg_types, ret)
+    call_with(&spi, f, args, arg_types, ret)
 }
 
 /// Calls `f` through `spi`, with its SET clauses in force for the call.
@@ -227,7 +243,7 @@ fn call_body(spi: &SessionSpi, f: &Function, args: &[Datum], arg_types: &[SqlTyp
         lang => {
             let handler = procedural::language(lang)
                 .ok_or_else(|| PgError::new(sqlstate::UNDEFINED_OBJECT, format!("language \"{lang}\" does not exist")))?;
-            let source = function_source(f);
+            let source = source_of(spi.session(), f);
             let call = CallArgs { args, arg_types, ret_type: ret, ret_columns: columns.as_deref(), trigger: None, nonatomic: false };
             handler.call(&source, &call, spi)
         }
@@ -237,13 +253,13 @@ fn call_body(spi: &SessionSpi, f: &Function, args: &[Datum], arg_types: &[SqlTyp
 /// Calls a trigger function for one firing (PostgreSQL's ExecCallTriggerFunc):
 /// what it returned, a row (`Datum::Record`) or NULL.
 pub fn call_trigger(s: &SqlSession, catalog: &DbCatalog, func: Oid, data: &procedural::TriggerData) -> PgResult<Datum> {
-    let f = catalog.functions.get(&func).cloned().ok_or_else(|| PgError::internal(format!("cache lookup failed for function {func}")))?;
+    let f = catalog.functions.get(&func).ok_or_else(|| PgError::internal(format!("cache lookup failed for function {func}")))?;
     crate::stack::check()?;
     s.interrupt.check()?;
     let handler = procedural::language(&f.language)
         .ok_or_else(|| PgError::new(sqlstate::UNDEFINED_OBJECT, format!("language \"{}\" does not exist", f.language)))?;
     let spi = SessionSpi::shared(s);
-    let source = function_source(&f);
+    let source = source_of(s, f);
     let call = CallArgs { args: &[], arg_types: &[], ret_type: SqlType::new(oid::TRIGGER), ret_columns: None, trigger: Some(data), nonatomic: false };
     match handler.call(&source, &call, &spi)? {
         CallOutcome::Value(v) => Ok(v),

@@ -105,6 +105,29 @@ pub trait LanguageHandler: Send + Sync {
     fn call(&self, func: &FunctionSource, call: &CallArgs, spi: &dyn Spi) -> PgResult<CallOutcome>;
     /// Runs a DO block.
     fn inline(&self, source: &str, spi: &dyn Spi) -> PgResult<()>;
+    /// What the language's profiler counted, server-wide (the view
+    /// `tusk_plpgsql_profile`); empty for a language without one.
+    fn profile(&self) -> Vec<ProfileLine> {
+        Vec::new()
+    }
+    /// Clears the profiler's counts (`tusk_plpgsql_profile_reset()`).
+    fn profile_reset(&self) {}
+}
+
+/// One line of a function as a language's profiler counted it.
+#[derive(Clone, Debug)]
+pub struct ProfileLine {
+    pub function: Oid,
+    /// `name(argtypes)`.
+    pub signature: String,
+    /// 1 = the first line of the body text.
+    pub line: i32,
+    pub source: String,
+    /// Statements on the line executed.
+    pub calls: i64,
+    /// Milliseconds, the statements nested in the line's included.
+    pub total_ms: f64,
+    pub max_ms: f64,
 }
 
 /// How the analyzer resolves a name in a query the procedural code runs
@@ -281,6 +304,11 @@ fn languages() -> &'static std::sync::RwLock<HashMap<&'static str, Arc<dyn Langu
 
 pub fn register_language(handler: Arc<dyn LanguageHandler>) {
     languages().write().unwrap_or_else(|e| e.into_inner()).insert(handler.name(), handler);
+}
+
+/// Every installed language's handler.
+pub fn all_languages() -> Vec<Arc<dyn LanguageHandler>> {
+    languages().read().unwrap_or_else(|e| e.into_inner()).values().cloned().collect()
 }
 
 /// The handler of a language, None if no such language is installed.

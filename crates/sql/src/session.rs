@@ -96,6 +96,9 @@ pub struct SqlSession {
     pub language_cache: RefCell<HashMap<(Oid, u64), std::rc::Rc<dyn std::any::Any>>>,
     /// SQL-language functions' prepared statements, by function, version
     /// and argument types (see `fmgr`).
+    /// Functions of other languages as their handlers see them, made once
+    /// per definition rather than per call (see `fmgr::source_of`).
+    pub(crate) function_sources: RefCell<HashMap<(Oid, u64), std::rc::Rc<crate::procedural::FunctionSource>>>,
     pub(crate) sql_function_cache: RefCell<HashMap<(Oid, u64, Vec<SqlType>), std::rc::Rc<crate::fmgr::SqlFunctionPlans>>>,
     /// LISTEN/NOTIFY: this transaction's notifications and actions, and
     /// whether the session listens (see `commands::notify`).
@@ -195,6 +198,7 @@ impl SqlSession {
         Ok(SqlSession {
             prepared_statements: RefCell::new(std::collections::BTreeMap::new()),
             language_cache: RefCell::new(HashMap::new()),
+            function_sources: RefCell::new(HashMap::new()),
             sql_function_cache: RefCell::new(HashMap::new()),
             notify: RefCell::new(Default::default()),
             cluster,
@@ -669,6 +673,18 @@ impl SqlSession {
         match &*self.txn_catalog.borrow() {
             Some(c) => Ok(c.clone()),
             None => self.cluster.catalog(self.db),
+        }
+    }
+
+    /// A token that changes whenever `catalog()` would answer a different
+    /// catalog, read without locks: the transaction's own catalog by
+    /// address (a cache holding a `Weak` of it keeps the address from being
+    /// reused), else the cluster's install count. A token taken before a
+    /// `catalog()` call never describes an older catalog than that call's.
+    pub fn catalog_token(&self) -> (usize, u64) {
+        match &*self.txn_catalog.borrow() {
+            Some(c) => (Arc::as_ptr(c) as usize, 0),
+            None => (0, self.cluster.catalog_generation()),
         }
     }
 

@@ -54,6 +54,42 @@ struct Prepared {
     sql: String,
     names: Recorded,
     plan: RefCell<Option<Arc<PlannedQuery>>>,
+    /// The plan's one expression when it is a simple expression (see
+    /// `SimpleExpr`), kept with the catalog it was planned against.
+    simple: RefCell<Option<Rc<SimpleExpr>>>,
+}
+
+/// A statement that is one expression over no table (PL/pgSQL's "simple
+/// expressions": `i + 1`, `x > 0`, `now()`), evaluated straight from its
+/// expression tree, without executor nodes or a query run: what
+/// PostgreSQL's exec_eval_simple_expr does. Valid while the session's
+/// catalog token is the one it was made under.
+struct SimpleExpr {
+    /// None: the statement is not a simple expression.
+    expr: Option<executor::fast::FastExpr>,
+    ty: SqlType,
+    token: (usize, u64),
+    catalog: std::sync::Weak<DbCatalog>,
+    /// The per-statement state the executor wants; a simple expression
+    /// has no subplans, so nothing in it outlives an evaluation.
+    state: StmtState,
+}
+
+/// The expression of a plan that computes one value from no table.
+fn simple_expression(planned: &PlannedQuery) -> Option<&crate::expr::Expr> {
+    // Nothing that reads a table: those take a snapshot and locks, and
+    // check privileges, as a statement.
+    if !planned.pre_modify.is_empty() || planned.has_modify || planned.row_lock || planned.subplans > 0 || !planned.relations.is_empty() || !planned.perms.is_empty() {
+        return None;
+    }
+    match &planned.plan {
+        Plan::Result { exprs, filter: None } if exprs.len() == 1 => Some(&exprs[0]),
+        Plan::Project { input, exprs } if exprs.len() == 1 => match input.as_ref() {
+            Plan::Result { exprs: none, filter: None } if none.is_empty() => Some(&exprs[0]),
+            _ => None,
+        },
+        _ => None,
+    }
 }
 
 /// A `ParamSource`'s answers, kept to plan the statement again.
@@ -203,7 +239,7 @@ impl<'a> SessionSpi<'a> {
             let returns_rows = !columns.is_empty();
             (Some(planned), columns, returns_rows)
         };
-        let prepared = Prepared { stmt, sql: sql.to_string(), names: recorder.record.into_inner(), plan: RefCell::new(plan) };
+        let prepared = Prepared { stmt, sql: sql.to_string(), names: recorder.record.into_inner(), plan: RefCell::new(plan), simple: RefCell::new(None) };
         Ok(SpiPlan { inner: Rc::new(prepared), columns, command, returns_rows, call_outputs })
     }
 
@@ -287,30 +323,45 @@ impl<'a> SessionSpi<'a> {
         Ok(SpiResult { processed: rows.len() as u64, columns, rows, tag: r.tag })
     }
 
-    /// Evaluates a plan that is one expression over no table directly,
-    /// without building executor nodes (PL/pgSQL's simple expressions).
-    fn eval_simple(&self, planned: &PlannedQuery, args: &[Datum]) -> Option<PgResult<(Datum, SqlType)>> {
-        let Plan::Result { exprs, filter: None } = &planned.plan else { return None };
-        if exprs.len() != 1 || !planned.pre_modify.is_empty() || planned.has_modify {
-            return None;
-        }
+    /// Evaluates a simple expression (see `SimpleExpr`); None when the
+    /// statement is not one.
+    fn eval_simple(&self, p: &Prepared, args: &[Datum]) -> Option<PgResult<(Datum, SqlType)>> {
         let s = self.session();
-        let ty = planned.columns.first().map(|c| c.ty).unwrap_or(SqlType::new(oid::UNKNOWN));
+        let token = s.catalog_token();
+        let cached = p.simple.borrow().as_ref().filter(|x| x.token == token).cloned();
+        // (held as an Rc: the evaluation may recurse into this statement)
+        let simple = match cached {
+            Some(x) => x,
+            None => {
+                // (re)made from the current plan; the token read before it
+                // never describes a newer catalog than the plan's
+                let planned = match self.current_plan(p) {
+                    Ok(x) => x,
+                    Err(e) => return Some(Err(e)),
+                };
+                let expr = simple_expression(&planned).map(executor::fast::FastExpr::compile);
+                let ty = planned.columns.first().map(|c| c.ty).unwrap_or(SqlType::new(oid::UNKNOWN));
+                let x = Rc::new(SimpleExpr { expr, ty, token, catalog: planned.catalog.clone(), state: StmtState::default() });
+                *p.simple.borrow_mut() = Some(x.clone());
+                x
+            }
+        };
+        let expr = simple.expr.as_ref()?;
+        // Alive: the token says it is still the current catalog.
+        let catalog = simple.catalog.upgrade()?;
         Some((|| {
-            let catalog = s.catalog()?;
             let env = SessionEnv { s, catalog: &catalog };
-            let state = StmtState::default();
             let cx = ExecCx {
                 txn: s.txn()?,
                 env: &env,
                 catalog: &catalog,
                 params: args,
                 outer: &[],
-                state: &state,
+                state: &simple.state,
                 work_mem_bytes: s.settings.borrow().work_mem_kb as usize * 1024,
             };
-            let v = executor::eval(&exprs[0], &[], &cx)?;
-            Ok((v, ty))
+            let v = expr.eval(&cx)?;
+            Ok((v, simple.ty))
         })())
     }
 
@@ -341,8 +392,7 @@ impl Spi for SessionSpi<'_> {
     fn eval(&self, plan: &SpiPlan, args: &[Datum]) -> PgResult<(Datum, SqlType)> {
         let p = self.prepared(plan)?;
         if !crate::commands::is_utility(&p.stmt.node) {
-            let planned = self.current_plan(p)?;
-            if let Some(r) = self.eval_simple(&planned, args) {
+            if let Some(r) = self.eval_simple(p, args) {
                 return r;
             }
         }

@@ -382,6 +382,7 @@ fn generators() -> Vec<(&'static str, Generator)> {
         ("pg_prepared_statements", pg_prepared_statements),
         ("pg_cursors", pg_cursors),
         ("pg_locks", pg_locks),
+        ("tusk_plpgsql_profile", tusk_plpgsql_profile),
         ("table_privileges", is_table_privileges),
         ("role_table_grants", is_role_table_grants),
         ("enabled_roles", is_enabled_roles),
@@ -738,6 +739,25 @@ fn pg_stat_database(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
     out.push(row(0, Datum::Null));
     for d in cx.cluster.databases.values() {
         out.push(row(d.oid, name(&d.name)));
+    }
+    Ok(())
+}
+
+/// Tusk's PL/pgSQL profiler: what the procedural languages counted per
+/// function line while `tusk.plpgsql_profile` was on, server-wide.
+fn tusk_plpgsql_profile(_cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
+    for lang in crate::procedural::all_languages() {
+        for l in lang.profile() {
+            out.push(vec![
+                ("funcoid", oidv(l.function)),
+                ("function", text(&l.signature)),
+                ("line", Datum::Int4(l.line)),
+                ("source", text(&l.source)),
+                ("calls", Datum::Int8(l.calls)),
+                ("total_time", Datum::Float8(l.total_ms)),
+                ("max_time", Datum::Float8(l.max_ms)),
+            ]);
+        }
     }
     Ok(())
 }

@@ -26,12 +26,17 @@ pub(crate) fn call(func: &FuncRef, args: &[Datum], arg_exprs: &[Expr], ret: tusk
     if func.strict && args.iter().any(Datum::is_null) {
         return Ok(Datum::Null);
     }
-    let arg_types: Vec<tusk_types::SqlType>;
-    let types: &[tusk_types::SqlType] = if arg_exprs.is_empty() {
-        &[]
+    // Most calls have few arguments: their types on the stack, not the heap.
+    let mut inline_types = [tusk_types::SqlType::new(tusk_types::oid::UNKNOWN); 4];
+    let heap_types: Vec<tusk_types::SqlType>;
+    let types: &[tusk_types::SqlType] = if arg_exprs.len() <= inline_types.len() {
+        for (t, a) in inline_types.iter_mut().zip(arg_exprs) {
+            *t = a.ty();
+        }
+        &inline_types[..arg_exprs.len()]
     } else {
-        arg_types = arg_exprs.iter().map(|a| a.ty()).collect();
-        &arg_types
+        heap_types = arg_exprs.iter().map(|a| a.ty()).collect();
+        &heap_types
     };
     let fcx = FnCtx { arg_types: types, ret, env: cx.env, func: func.oid };
     match func.imp {
@@ -43,7 +48,39 @@ pub(crate) fn call(func: &FuncRef, args: &[Datum], arg_exprs: &[Expr], ret: tusk
     }
 }
 
+/// The hot node kinds first, in a function with a small frame; the rest
+/// in `eval_node`, whose frame (every kind's locals) would otherwise be
+/// set up for each constant and parameter of a tree.
+#[inline]
 fn eval_case(e: &Expr, row: &[Datum], cx: &ExecCx, case_value: Option<&Datum>) -> PgResult<Datum> {
+    match e {
+        Expr::Const(d, _) => Ok(d.clone()),
+        Expr::Param(i, _) if *i < cx.params.len() => Ok(cx.params[*i].clone()),
+        Expr::Column(i, _) if *i < row.len() => Ok(row[*i].clone()),
+        Expr::Func { func, args, ty } if args.len() <= 3 => eval_small_func(func, args, *ty, row, cx, case_value),
+        _ => eval_node(e, row, cx, case_value),
+    }
+}
+
+/// A call of up to three arguments (operators, most functions): the
+/// arguments on the stack.
+#[inline(never)]
+fn eval_small_func(func: &FuncRef, args: &[Expr], ty: tusk_types::SqlType, row: &[Datum], cx: &ExecCx, case_value: Option<&Datum>) -> PgResult<Datum> {
+    let mut vals = [Datum::Null, Datum::Null, Datum::Null];
+    for (slot, a) in vals.iter_mut().zip(args) {
+        let v = eval_case(a, row, cx, case_value)?;
+        if func.strict && v.is_null() {
+            return Ok(Datum::Null);
+        }
+        *slot = v;
+    }
+    let out = call(func, &vals[..args.len()], args, ty, cx)?;
+    crate::functions::limits::check_value(&out)?;
+    Ok(out)
+}
+
+#[inline(never)]
+fn eval_node(e: &Expr, row: &[Datum], cx: &ExecCx, case_value: Option<&Datum>) -> PgResult<Datum> {
     match e {
         Expr::Const(d, _) => Ok(d.clone()),
         Expr::Column(i, _) => row.get(*i).cloned().ok_or_else(|| PgError::internal(format!("column {i} out of range"))),

@@ -7,6 +7,7 @@
 
 mod agg;
 pub mod eval;
+pub mod fast;
 mod join;
 mod modify;
 mod nodes;

@@ -25,6 +25,9 @@ pub struct TableTriggers {
     rel: Arc<Relation>,
     triggers: Vec<Trigger>,
     when: RefCell<HashMap<Oid, Expr>>,
+    /// Each trigger's `TriggerData` without its rows, made at its first
+    /// firing in the statement and reused for the rows after it.
+    data_cache: RefCell<Vec<Option<TriggerData>>>,
 }
 
 /// An AFTER ROW event waiting for the end of its statement.
@@ -50,7 +53,8 @@ impl TableTriggers {
             return None;
         }
         triggers.sort_by(|a, b| a.name.cmp(&b.name));
-        Some(TableTriggers { rel: rel.clone(), triggers, when: RefCell::new(HashMap::new()) })
+        let data_cache = RefCell::new(vec![None; triggers.len()]);
+        Some(TableTriggers { rel: rel.clone(), triggers, when: RefCell::new(HashMap::new()), data_cache })
     }
 
     pub fn has(&self, timing: TriggerTiming, row: bool, event: TriggerEvent) -> bool {
@@ -111,6 +115,26 @@ impl TableTriggers {
         }
     }
 
+    /// Calls trigger `i`'s function for one firing; also answers the
+    /// number of the table's columns (what a returned row must have).
+    fn fire(&self, i: usize, event: TriggerEvent, old: Option<&[Datum]>, new: Option<&[Datum]>, cx: &ExecCx) -> PgResult<(Datum, usize)> {
+        // Taken out while the function runs (it may fire this trigger again
+        // through another statement, which builds its own).
+        let cached = self.data_cache.borrow_mut()[i].take().filter(|d| d.op == event.keyword());
+        let mut data = match cached {
+            Some(d) => d,
+            None => self.data(i, event, None, None, cx),
+        };
+        data.new = new.map(|r| r.to_vec());
+        data.old = old.map(|r| r.to_vec());
+        let out = cx.env.call_trigger(self.triggers[i].function, &data);
+        let width = data.columns.len();
+        data.new = None;
+        data.old = None;
+        self.data_cache.borrow_mut()[i] = Some(data);
+        Ok((out?, width))
+    }
+
     /// Runs BEFORE ROW triggers (`timing` BEFORE) or INSTEAD OF triggers on
     /// a row: the row to write (changed by the triggers), or None when a
     /// trigger returned NULL and the row is skipped.
@@ -133,12 +157,10 @@ impl TableTriggers {
             if !self.when_passes(i, old, current.as_deref(), cx)? {
                 continue;
             }
-            let data = self.data(i, event, old, current.as_deref(), cx);
-            let out = cx.env.call_trigger(self.triggers[i].function, &data)?;
+            let (out, width) = self.fire(i, event, old, current.as_deref(), cx)?;
             match out {
                 Datum::Null => return Ok(None),
                 Datum::Record(fields) => {
-                    let width = data.columns.len();
                     if fields.len() != width {
                         return Err(PgError::new(sqlstate::DATATYPE_MISMATCH, "returned row structure does not match the structure of the triggering table")
                             .with_detail(format!("Number of returned columns ({}) does not match expected column count ({width}).", fields.len())));
@@ -194,8 +216,7 @@ impl TableTriggers {
             if !self.when_passes(i, None, None, cx)? {
                 continue;
             }
-            let data = self.data(i, event, None, None, cx);
-            cx.env.call_trigger(self.triggers[i].function, &data)?;
+            self.fire(i, event, None, None, cx)?;
         }
         Ok(())
     }
@@ -204,8 +225,7 @@ impl TableTriggers {
 /// Fires queued AFTER ROW events, in the order they were queued.
 pub fn fire_after(queue: Vec<AfterEvent>, cx: &ExecCx) -> PgResult<()> {
     for ev in queue {
-        let data = ev.triggers.data(ev.trigger, ev.event, ev.old.as_deref(), ev.new.as_deref(), cx);
-        cx.env.call_trigger(ev.triggers.triggers[ev.trigger].function, &data)?;
+        ev.triggers.fire(ev.trigger, ev.event, ev.old.as_deref(), ev.new.as_deref(), cx)?;
     }
     Ok(())
 }

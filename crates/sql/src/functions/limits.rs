@@ -55,6 +55,7 @@ pub fn array_too_large(limit: usize) -> PgError {
 
 /// A last line of defence, applied to every function result: a value past
 /// the limits that the function did not refuse itself.
+#[inline]
 pub fn check_value(d: &Datum) -> PgResult<()> {
     match d {
         Datum::Text(s) | Datum::Json(s) if s.len() + VARHDRSZ > MAX_ALLOC_SIZE => {

@@ -20,6 +20,7 @@ pub mod limits;
 mod math;
 mod misc;
 mod notify;
+mod plprofile;
 mod numeric_ops;
 pub mod regexp;
 mod sizes;
@@ -233,6 +234,7 @@ fn registry() -> &'static Registry {
         xml::register(&mut r);
         tsearch::register(&mut r);
         notify::register(&mut r);
+        plprofile::register(&mut r);
         // Functions that implement casts (int4(float8), numeric(int8), ...)
         // convert with the general cast machinery.
         let b = crate::catalog::builtins();
