@@ -309,7 +309,7 @@ impl<'a> Exec<'a> {
 
     fn eval_ctx(&mut self, e: &Expr, ctx: impl FnOnce() -> String) -> PgResult<(Datum, SqlType)> {
         let p = self.plan(e)?;
-        self.spi.eval(&p.plan, &self.vals).map_err(|err| add_context(err, ctx()))
+        self.spi.eval(&p.plan, &self.vals).map_err(|err| if self.spi.is_simple_expr(&p.plan) { err } else { add_context(err, ctx()) })
     }
 
     fn eval(&mut self, e: &Expr) -> PgResult<(Datum, SqlType)> {

@@ -232,6 +232,12 @@ pub trait Spi {
     /// row", "query returned N columns"). The engine takes a fast path for
     /// plans without tables.
     fn eval(&self, plan: &SpiPlan, args: &[Datum]) -> PgResult<(Datum, SqlType)>;
+    /// Whether `eval` computes `plan` as a simple expression, without
+    /// running a statement (exec_eval_simple_expr): an error raised there
+    /// is not in any statement, so PL/pgSQL adds no statement context.
+    fn is_simple_expr(&self, _plan: &SpiPlan) -> bool {
+        false
+    }
     /// Parses, plans and runs a statement given as text (EXECUTE), with
     /// `$n` parameters of the given values and types.
     fn execute_dynamic(&self, sql: &str, args: &[(Datum, SqlType)], max_rows: usize) -> PgResult<SpiResult>;

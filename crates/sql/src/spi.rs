@@ -407,6 +407,10 @@ impl Spi for SessionSpi<'_> {
         Ok((r.rows.into_iter().next().and_then(|row| row.into_iter().next()).unwrap_or(Datum::Null), ty))
     }
 
+    fn is_simple_expr(&self, plan: &SpiPlan) -> bool {
+        self.prepared(plan).is_ok_and(|p| p.simple.borrow().as_ref().is_some_and(|x| x.expr.is_some()))
+    }
+
     fn execute_dynamic(&self, sql: &str, args: &[(Datum, SqlType)], max_rows: usize) -> PgResult<SpiResult> {
         let types: Vec<SqlType> = args.iter().map(|(_, t)| *t).collect();
         let values: Vec<Datum> = args.iter().map(|(d, _)| d.clone()).collect();
