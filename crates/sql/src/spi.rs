@@ -67,6 +67,9 @@ struct Prepared {
 struct SimpleExpr {
     /// None: the statement is not a simple expression.
     expr: Option<executor::fast::FastExpr>,
+    /// Whether it reads no parameter: PostgreSQL's planner folds such an
+    /// expression, so its errors arise while the statement is prepared.
+    constant: bool,
     ty: SqlType,
     token: (usize, u64),
     catalog: std::sync::Weak<DbCatalog>,
@@ -339,9 +342,11 @@ impl<'a> SessionSpi<'a> {
                     Ok(x) => x,
                     Err(e) => return Some(Err(e)),
                 };
-                let expr = simple_expression(&planned).map(executor::fast::FastExpr::compile);
+                let tree = simple_expression(&planned);
+                let constant = tree.is_some_and(|e| !e.any(&mut |x| matches!(x, crate::expr::Expr::Param(..))));
+                let expr = tree.map(executor::fast::FastExpr::compile);
                 let ty = planned.columns.first().map(|c| c.ty).unwrap_or(SqlType::new(oid::UNKNOWN));
-                let x = Rc::new(SimpleExpr { expr, ty, token, catalog: planned.catalog.clone(), state: StmtState::default() });
+                let x = Rc::new(SimpleExpr { expr, constant, ty, token, catalog: planned.catalog.clone(), state: StmtState::default() });
                 *p.simple.borrow_mut() = Some(x.clone());
                 x
             }
@@ -408,7 +413,9 @@ impl Spi for SessionSpi<'_> {
     }
 
     fn is_simple_expr(&self, plan: &SpiPlan) -> bool {
-        self.prepared(plan).is_ok_and(|p| p.simple.borrow().as_ref().is_some_and(|x| x.expr.is_some()))
+        // A constant expression's errors count as the statement's: they
+        // are raised where PostgreSQL's planner folds it.
+        self.prepared(plan).is_ok_and(|p| p.simple.borrow().as_ref().is_some_and(|x| x.expr.is_some() && !x.constant))
     }
 
     fn execute_dynamic(&self, sql: &str, args: &[(Datum, SqlType)], max_rows: usize) -> PgResult<SpiResult> {
