@@ -83,7 +83,7 @@ fn pg_collation_is_visible(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
 /// always searched, except information_schema's, visible only when that
 /// schema is on the search path.
 fn pg_function_is_visible(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
-    Ok(match builtins().proc(arg_oid(a, 0)) {
+    Ok(match c.env.catalog().proc(arg_oid(a, 0)) {
         Some(p) if p.namespace == crate::catalog::PG_CATALOG_NAMESPACE => Datum::Bool(true),
         Some(p) => {
             let schema = c.env.catalog().namespace_name(p.namespace).to_string();
@@ -493,18 +493,40 @@ fn split_defaults(s: &str) -> Vec<String> {
     out
 }
 
-fn pg_get_function_arguments(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
-    match builtins().proc(arg_oid(a, 0)) {
-        Some(p) => text(function_arguments(p, true)),
+fn pg_get_function_arguments(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    match c.env.catalog().proc(arg_oid(a, 0)) {
+        Some(p) => text(ordered_set_arguments(c, p, function_arguments(p, true))),
         None => Ok(Datum::Null),
     }
 }
 
-fn pg_get_function_identity_arguments(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
-    match builtins().proc(arg_oid(a, 0)) {
-        Some(p) => text(function_arguments(p, false)),
+fn pg_get_function_identity_arguments(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    match c.env.catalog().proc(arg_oid(a, 0)) {
+        Some(p) => text(ordered_set_arguments(c, p, function_arguments(p, false))),
         None => Ok(Datum::Null),
     }
+}
+
+/// An ordered-set aggregate's arguments print as `direct ORDER BY
+/// aggregated` (print_function_arguments); a VARIADIC last argument is
+/// both.
+fn ordered_set_arguments(c: &FnCtx, p: &crate::catalog::builtin::ProcInfo, args: String) -> String {
+    let catalog = c.env.catalog();
+    let direct = match catalog.user_ops.aggregates.get(&p.oid).map(|a| (a.kind, a.num_direct_args)).or_else(|| {
+        builtins().aggregates.get(&p.oid).and_then(|a| a.row.as_ref()).map(|r| (r.kind, r.num_direct_args))
+    }) {
+        Some((kind, n)) if kind != 'n' => n as usize,
+        _ => return args,
+    };
+    let parts: Vec<&str> = args.split(", ").collect();
+    if direct == 0 {
+        return format!("ORDER BY {args}");
+    }
+    if direct >= parts.len() {
+        let last = parts.last().copied().unwrap_or("");
+        return format!("{args} ORDER BY {last}");
+    }
+    format!("{} ORDER BY {}", parts[..direct].join(", "), parts[direct..].join(", "))
 }
 
 /// pg_get_function_result: the return type, `SETOF type`, or `TABLE(...)`.
