@@ -253,7 +253,7 @@ pub fn create_aggregate(s: &mut SqlSession, d: &pb::DefineStmt, sql: &str) -> Pg
         None | Some("unsafe") => 'u',
         Some("safe") => 's',
         Some("restricted") => 'r',
-        Some(_) => return Err(PgError::new(sqlstate::INVALID_PARAMETER_VALUE, "parameter \"parallel\" must be SAFE, RESTRICTED, or UNSAFE")),
+        Some(_) => return Err(PgError::syntax("parameter \"parallel\" must be SAFE, RESTRICTED, or UNSAFE")),
     };
 
     // AggregateCreate.
