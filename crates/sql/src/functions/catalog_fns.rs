@@ -94,10 +94,17 @@ fn pg_function_is_visible(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
 }
 
 /// pg_operator_is_visible, pg_opclass_is_visible, pg_opfamily_is_visible:
-/// Tusk's operators and operator classes are PostgreSQL's built-in ones,
-/// in pg_catalog, which is always searched; NULL for an OID that is none.
-fn pg_operator_is_visible(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
-    Ok(if builtins().operators.contains_key(&arg_oid(a, 0)) { Datum::Bool(true) } else { Datum::Null })
+/// built-in operators and operator classes are in pg_catalog, which is
+/// always searched; a user-defined operator is visible when its schema is
+/// on the search path; NULL for an OID that is none.
+fn pg_operator_is_visible(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    let o = arg_oid(a, 0);
+    if let Some(op) = c.env.catalog().user_ops.operators.get(&o) {
+        // A user-defined operator: visible when its schema is searched.
+        let schema = c.env.catalog().namespace_name(op.namespace).to_string();
+        return Ok(Datum::Bool(schema == "pg_catalog" || c.env.settings().search_path.iter().any(|s| *s == schema)));
+    }
+    Ok(if builtins().operators.contains_key(&o) { Datum::Bool(true) } else { Datum::Null })
 }
 
 fn pg_opclass_is_visible(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
