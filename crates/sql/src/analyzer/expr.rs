@@ -511,7 +511,15 @@ impl<'a> Analyzer<'a> {
     // ---------------------------------------------------------------- operators
 
     fn transform_aexpr(&mut self, e: &pb::AExpr) -> PgResult<Expr> {
-        let opname = e.name.last().and_then(node_string).unwrap_or("").to_string();
+        let mut opname = e.name.last().and_then(node_string).unwrap_or("").to_string();
+        // OPERATOR(schema.op) naming a schema other than pg_catalog (where
+        // every built-in operator is) looks only there: resolve_operator
+        // reads the schema before the dot, which no operator name holds.
+        if let [schema, _] = e.name.as_slice() {
+            if let Some(schema) = node_string(schema).filter(|s| *s != "pg_catalog") {
+                opname = format!("{schema}.{opname}");
+            }
+        }
         let loc = e.location;
         match e.kind {
             // AEXPR_OP
@@ -763,13 +771,26 @@ impl<'a> Analyzer<'a> {
         let left = lt.map(|t| t.oid).unwrap_or(0);
         let right = rt.map(|t| t.oid).unwrap_or(0);
         let catalog = self.env.catalog;
+        let (schema, bare) = match opname.rsplit_once('.') {
+            Some((sch, op)) => {
+                let nsp = catalog.namespace_by_name.get(sch).copied().ok_or_else(|| {
+                    PgError::new(sqlstate::INVALID_SCHEMA_NAME, format!("schema \"{sch}\" does not exist")).with_position(pos(loc))
+                })?;
+                (Some(nsp), op)
+            }
+            None => (None, opname),
+        };
         let path = if catalog.user_ops.operators.is_empty() { Vec::new() } else { self.search_path() };
-        // User-defined operators count where the search path finds them.
-        let visible = |o: &crate::catalog::builtin::OperatorInfo| {
-            catalog.user_ops.operators.get(&o.oid).map_or(true, |u| path.contains(&u.namespace))
+        // User-defined operators count where the search path finds them,
+        // or in the schema OPERATOR() names; built-in ones only unqualified.
+        let visible = |o: &crate::catalog::builtin::OperatorInfo| match (catalog.user_ops.operators.get(&o.oid), schema) {
+            (Some(u), Some(nsp)) => u.namespace == nsp,
+            (Some(u), None) => path.contains(&u.namespace),
+            (None, Some(_)) => false,
+            (None, None) => true,
         };
         let cands: Vec<&crate::catalog::builtin::OperatorInfo> =
-            catalog.operators_named(opname).filter(|o| (o.left != 0) == binary && visible(o)).collect();
+            catalog.operators_named(bare).filter(|o| (o.left != 0) == binary && visible(o)).collect();
         let inputs: Vec<Oid> = if binary { vec![left, right] } else { vec![right] };
         let cand_list: Vec<coerce::Candidate> = cands
             .iter()
