@@ -34,7 +34,12 @@ q "select oid, opfmethod, opfname, opfnamespace, opfowner from pg_opfamily order
 q "select oid, amopfamily, amoplefttype, amoprighttype, amopstrategy, amoppurpose, amopopr, amopmethod, amopsortfamily
    from pg_amop order by oid" > "$out/pg_amop.tsv"
 q "select oid, amprocfamily, amproclefttype, amprocrighttype, amprocnum, amproc::oid from pg_amproc order by oid" > "$out/pg_amproc.tsv"
-q "select aggfnoid::oid, aggkind, aggtranstype, coalesce(agginitval, '\N') from pg_aggregate order by aggfnoid::oid" > "$out/pg_aggregate.tsv"
+# The first four columns are what the analyzer needs; the rest fill pg_aggregate.
+q "select aggfnoid::oid, aggkind, aggtranstype, coalesce(agginitval, '\N'), aggnumdirectargs, aggtransfn::oid,
+          aggfinalfn::oid, aggcombinefn::oid, aggserialfn::oid, aggdeserialfn::oid, aggmtransfn::oid,
+          aggminvtransfn::oid, aggmfinalfn::oid, aggfinalextra, aggmfinalextra, aggfinalmodify, aggmfinalmodify,
+          aggsortop, aggtransspace, aggmtranstype, aggmtransspace, coalesce(aggminitval, '\N')
+   from pg_aggregate order by aggfnoid::oid" > "$out/pg_aggregate.tsv"
 # initdb's comments on built-in functions, operators and types (psql's
 # \df+, \do and \dT show them; obj_description reads them).
 q "select objoid, classoid, objsubid, description from pg_description

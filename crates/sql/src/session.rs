@@ -1025,6 +1025,7 @@ impl QueryRun {
             .filter(|(_, c)| {
                 matches!(c.ty.oid, tusk_types::oid::REGCLASS | tusk_types::oid::REGROLE | tusk_types::oid::REGNAMESPACE)
                     || (matches!(c.ty.oid, tusk_types::oid::REGPROC | tusk_types::oid::REGPROCEDURE) && !self.catalog.functions.is_empty())
+                    || (matches!(c.ty.oid, tusk_types::oid::REGOPER | tusk_types::oid::REGOPERATOR) && !self.catalog.user_ops.operators.is_empty())
             })
             .map(|(i, _)| i)
             .collect();
@@ -1056,6 +1057,14 @@ impl QueryRun {
                                     // Built-in functions print through the type's own output.
                                     if let Some(f) = self.catalog.functions.get(o) {
                                         row[i] = Datum::from_string(crate::fmgr::reg_name(f, ty == tusk_types::oid::REGPROCEDURE, &env));
+                                    }
+                                    continue;
+                                }
+                                if matches!(ty, tusk_types::oid::REGOPER | tusk_types::oid::REGOPERATOR) {
+                                    // Built-in operators print through the type's own output.
+                                    if let Some(op) = self.catalog.user_ops.operators.get(o) {
+                                        let text = if ty == tusk_types::oid::REGOPERATOR { crate::commands::operator::describe(op) } else { op.name.clone() };
+                                        row[i] = Datum::from_string(text);
                                     }
                                     continue;
                                 }

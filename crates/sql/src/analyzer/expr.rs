@@ -511,7 +511,15 @@ impl<'a> Analyzer<'a> {
     // ---------------------------------------------------------------- operators
 
     fn transform_aexpr(&mut self, e: &pb::AExpr) -> PgResult<Expr> {
-        let opname = e.name.last().and_then(node_string).unwrap_or("").to_string();
+        let mut opname = e.name.last().and_then(node_string).unwrap_or("").to_string();
+        // OPERATOR(schema.op) naming a schema other than pg_catalog (where
+        // every built-in operator is) looks only there: resolve_operator
+        // reads the schema before the dot, which no operator name holds.
+        if let [schema, _] = e.name.as_slice() {
+            if let Some(schema) = node_string(schema).filter(|s| *s != "pg_catalog") {
+                opname = format!("{schema}.{opname}");
+            }
+        }
         let loc = e.location;
         match e.kind {
             // AEXPR_OP
@@ -762,11 +770,27 @@ impl<'a> Analyzer<'a> {
         let binary = lt.is_some();
         let left = lt.map(|t| t.oid).unwrap_or(0);
         let right = rt.map(|t| t.oid).unwrap_or(0);
-        let cands: Vec<&crate::catalog::builtin::OperatorInfo> = b
-            .operators_by_name
-            .get(opname)
-            .map(|v| v.iter().map(|o| &b.operators[o]).filter(|o| (o.left != 0) == binary).collect())
-            .unwrap_or_default();
+        let catalog = self.env.catalog;
+        let (schema, bare) = match opname.rsplit_once('.') {
+            Some((sch, op)) => {
+                let nsp = catalog.namespace_by_name.get(sch).copied().ok_or_else(|| {
+                    PgError::new(sqlstate::INVALID_SCHEMA_NAME, format!("schema \"{sch}\" does not exist")).with_position(pos(loc))
+                })?;
+                (Some(nsp), op)
+            }
+            None => (None, opname),
+        };
+        let path = if catalog.user_ops.operators.is_empty() { Vec::new() } else { self.search_path() };
+        // User-defined operators count where the search path finds them,
+        // or in the schema OPERATOR() names; built-in ones only unqualified.
+        let visible = |o: &crate::catalog::builtin::OperatorInfo| match (catalog.user_ops.operators.get(&o.oid), schema) {
+            (Some(u), Some(nsp)) => u.namespace == nsp,
+            (Some(u), None) => path.contains(&u.namespace),
+            (None, Some(_)) => false,
+            (None, None) => true,
+        };
+        let cands: Vec<&crate::catalog::builtin::OperatorInfo> =
+            catalog.operators_named(bare).filter(|o| (o.left != 0) == binary && visible(o)).collect();
         let inputs: Vec<Oid> = if binary { vec![left, right] } else { vec![right] };
         let cand_list: Vec<coerce::Candidate> = cands
             .iter()
@@ -800,7 +824,16 @@ impl<'a> Analyzer<'a> {
             },
         };
         let op = cands[chosen];
-        let proc = b.proc(op.proc).ok_or_else(|| PgError::internal(format!("operator {opname} has no function")))?;
+        if op.proc == 0 {
+            // A shell operator, named by another's COMMUTATOR or NEGATOR.
+            let desc = if binary {
+                format!("{} {} {}", display_type(b, t(op.left)), opname, display_type(b, t(op.right)))
+            } else {
+                format!("{} {}", opname, display_type(b, t(op.right)))
+            };
+            return Err(PgError::new(sqlstate::UNDEFINED_FUNCTION, format!("operator is only a shell: {desc}")).with_position(pos(loc)));
+        }
+        let proc = catalog.proc(op.proc).ok_or_else(|| PgError::internal(format!("operator {opname} has no function")))?;
         let (args, ret) = coerce::resolve_polymorphic(b, &inputs, &cand_list[chosen].args, op.result)?;
         let func = self.func_ref(proc, loc)?;
         let ret_ty = t(ret);
@@ -952,6 +985,17 @@ impl<'a> Analyzer<'a> {
         if from.oid == oid::RECORD && target.oid == oid::RECORD {
             return Ok(Ok(e));
         }
+        if let Some(c) = self.env.catalog.user_ops.cast(from.oid, target.oid) {
+            let allowed = match ctx {
+                CoercionContext::Explicit => true,
+                CoercionContext::Assignment => c.context != 'e',
+                _ => c.context == 'i',
+            };
+            if allowed {
+                let c = c.clone();
+                return self.user_cast(e, &c, target, ctx == CoercionContext::Explicit, loc).map(Ok);
+            }
+        }
         match coerce::coercion_path(self.b, from.oid, target.oid, ctx) {
             CoercionPath::None => Ok(Err(e)),
             _ => {
@@ -965,6 +1009,33 @@ impl<'a> Analyzer<'a> {
                 }
                 Ok(Ok(Expr::Cast { arg: Box::new(e), spec: CastSpec { from, to: target, explicit: ctx == CoercionContext::Explicit } }))
             }
+        }
+    }
+
+    /// A conversion by a cast from CREATE CAST: its function called with
+    /// the value (and the target typmod and explicitness when it takes
+    /// them), an I/O conversion through text, or a binary relabeling.
+    fn user_cast(&mut self, e: Expr, c: &crate::catalog::operator::Cast, target: SqlType, explicit: bool, loc: i32) -> PgResult<Expr> {
+        let from = e.ty();
+        match c.method {
+            'f' => {
+                let catalog = self.env.catalog;
+                let proc = catalog.proc(c.func).ok_or_else(|| PgError::internal(format!("cache lookup failed for function {}", c.func)))?;
+                let func = self.func_ref(proc, loc)?;
+                let mut args = vec![e];
+                if proc.argtypes.len() > 1 {
+                    args.push(Expr::Const(Datum::Int4(target.typmod), t(oid::INT4)));
+                }
+                if proc.argtypes.len() > 2 {
+                    args.push(Expr::Const(Datum::Bool(explicit), t(oid::BOOL)));
+                }
+                Ok(Expr::Func { func, args, ty: t(target.oid) })
+            }
+            'i' => {
+                let as_text = Expr::Cast { arg: Box::new(e), spec: CastSpec { from, to: t(oid::TEXT), explicit: true } };
+                Ok(Expr::Cast { arg: Box::new(as_text), spec: CastSpec { from: t(oid::TEXT), to: target, explicit: true } })
+            }
+            _ => Ok(Expr::Cast { arg: Box::new(e), spec: CastSpec { from, to: target, explicit } }),
         }
     }
 
@@ -1302,7 +1373,8 @@ impl<'a> Analyzer<'a> {
             if let Some(clause) = self.levels[owner].agg_forbidden {
                 return Err(agg_not_allowed(clause, f.location));
             }
-            let kind = functions::agg::lookup(&name, &coerced.iter().map(|a| a.ty().oid).collect::<Vec<_>>(), ret).ok_or_else(|| {
+            let user_kind = self.env.catalog.user_ops.aggregates.contains_key(&proc.oid).then_some(functions::AggregateKind::User);
+            let kind = user_kind.or_else(|| functions::agg::lookup(&name, &coerced.iter().map(|a| a.ty().oid).collect::<Vec<_>>(), ret)).ok_or_else(|| {
                 PgError::unsupported(format!(
                     "aggregate {}({})",
                     name,

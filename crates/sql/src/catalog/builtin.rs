@@ -108,6 +108,9 @@ pub struct AggregateInfo {
     pub kind: char,
     pub transtype: Oid,
     pub initval: Option<String>,
+    /// The rest of the pg_aggregate row, in the form user-defined
+    /// aggregates take (for the pg_aggregate view).
+    pub row: Option<super::operator::Aggregate>,
 }
 
 /// An operator class (pg_opclass): how an index access method orders or
@@ -267,12 +270,32 @@ impl Builtins {
             if f.len() < 4 {
                 continue;
             }
-            let a = AggregateInfo {
-                oid: num(f[0]),
+            let opt = |v: &str| if v == "\\N" { None } else { Some(v.to_string()) };
+            let row = (f.len() >= 22).then(|| super::operator::Aggregate {
+                fnoid: num(f[0]),
                 kind: ch(f[1]),
+                num_direct_args: f[4].parse().unwrap_or(0),
+                transfn: num(f[5]),
+                finalfn: num(f[6]),
+                combinefn: num(f[7]),
+                serialfn: num(f[8]),
+                deserialfn: num(f[9]),
+                mtransfn: num(f[10]),
+                minvtransfn: num(f[11]),
+                mfinalfn: num(f[12]),
+                finalextra: f[13] == "t",
+                mfinalextra: f[14] == "t",
+                finalmodify: ch(f[15]),
+                mfinalmodify: ch(f[16]),
+                sortop: num(f[17]),
                 transtype: num(f[2]),
-                initval: if f[3] == "\\N" { None } else { Some(f[3].to_string()) },
-            };
+                transspace: f[18].parse().unwrap_or(0),
+                mtranstype: num(f[19]),
+                mtransspace: f[20].parse().unwrap_or(0),
+                initval: opt(f[3]),
+                minitval: opt(f[21]),
+            });
+            let a = AggregateInfo { oid: num(f[0]), kind: ch(f[1]), transtype: num(f[2]), initval: opt(f[3]), row };
             b.aggregates.insert(a.oid, a);
         }
         for line in include_str!("builtin/pg_opclass.tsv").lines() {

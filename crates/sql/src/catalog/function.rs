@@ -119,6 +119,9 @@ impl Function {
         let variadic = match self.params.iter().find(|p| p.mode == 'v') {
             Some(p) => match p.type_oid {
                 oid::ANY => oid::ANY,
+                // provariadic of a polymorphic array is its element pseudo-type.
+                oid::ANYARRAY => oid::ANYELEMENT,
+                oid::ANYCOMPATIBLEARRAY => oid::ANYCOMPATIBLE,
                 t => super::builtins().types.get(&t).map(|ti| ti.elem).unwrap_or(0),
             },
             None => 0,

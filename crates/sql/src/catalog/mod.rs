@@ -15,6 +15,7 @@ pub mod depend;
 pub mod publish;
 pub mod foreign;
 pub mod function;
+pub mod operator;
 pub mod store;
 pub mod system;
 pub mod trigger;
@@ -611,6 +612,8 @@ pub struct DbCatalog {
     pub functions: BTreeMap<Oid, Arc<function::Function>>,
     user_procs: HashMap<Oid, builtin::ProcInfo>,
     user_procs_by_name: HashMap<String, Vec<Oid>>,
+    /// User-defined operators, aggregates and casts.
+    pub user_ops: Arc<operator::OperatorCatalog>,
     /// pg_depend, derived from the rest when first asked for (the catalog
     /// never changes once built; see `depend`).
     dependencies: std::sync::OnceLock<Arc<depend::Dependencies>>,
@@ -734,6 +737,19 @@ impl DbCatalog {
         let b = builtins();
         let builtin = b.procs_by_name.get(name).into_iter().flatten().map(move |o| &b.procs[o]);
         let user = self.user_procs_by_name.get(name).into_iter().flatten().filter_map(move |o| self.user_procs.get(o));
+        builtin.chain(user)
+    }
+
+    /// A pg_operator row, built-in or user-defined.
+    pub fn operator(&self, oid: Oid) -> Option<&builtin::OperatorInfo> {
+        builtins().operators.get(&oid).or_else(|| self.user_ops.operator_infos.get(&oid))
+    }
+
+    /// Every pg_operator row of a name, built-in ones first.
+    pub fn operators_named<'a>(&'a self, name: &str) -> impl Iterator<Item = &'a builtin::OperatorInfo> + 'a {
+        let b = builtins();
+        let builtin = b.operators_by_name.get(name).into_iter().flatten().map(move |o| &b.operators[o]);
+        let user = self.user_ops.operators_by_name.get(name).into_iter().flatten().filter_map(move |o| self.user_ops.operator_infos.get(o));
         builtin.chain(user)
     }
 

@@ -16,6 +16,8 @@
 //!                               that DDL on one role name is serialized
 //!   `D` name                → never written: locked to serialize DDL on
 //!                               database names
+//!   `O` db class oid        → user-defined operators, aggregates, casts
+//!                               (see `operator`)
 //!   `x` mock_auth_nonce      → the secret of mock SCRAM salts
 //! Values are JSON: catalog rows are few and small, and readable dumps help
 //! when something goes wrong.
@@ -260,6 +262,7 @@ pub fn load_database(txn: &Txn, db: Oid) -> PgResult<DbCatalog> {
         functions.push(decode::<function::Function>(&v)?);
     }
     cat.set_functions(functions);
+    cat.user_ops = Arc::new(operator::load(txn, db)?);
     Ok(cat)
 }
 
@@ -395,6 +398,9 @@ pub fn delete_database_rows(txn: &Txn, db: Oid) -> PgResult<Vec<u32>> {
         }
     }
     for (k, _) in scan_prefix(txn, &foreign::database_prefix(db))? {
+        txn.delete(&k)?;
+    }
+    for (k, _) in scan_prefix(txn, &operator::database_prefix(db))? {
         txn.delete(&k)?;
     }
     put_comment(txn, SHARED_COMMENTS_DB, 1262, db, 0, None)?;

@@ -367,6 +367,7 @@ fn generators() -> Vec<(&'static str, Generator)> {
         ("pg_proc", pg_proc),
         ("pg_operator", pg_operator),
         ("pg_cast", pg_cast),
+        ("pg_aggregate", pg_aggregate),
         ("pg_collation", pg_collation),
         ("pg_ts_parser", pg_ts_parser),
         ("pg_ts_template", pg_ts_template),
@@ -1604,7 +1605,7 @@ fn pg_proc(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
     Ok(())
 }
 
-fn pg_operator(_: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
+fn pg_operator(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
     let bi = builtins();
     let mut ops: Vec<&super::builtin::OperatorInfo> = bi.operators.values().collect();
     ops.sort_by_key(|o| o.oid);
@@ -1625,14 +1626,78 @@ fn pg_operator(_: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
             ("oprcode", Datum::Oid(o.proc)),
         ]);
     }
+    for o in cx.catalog.user_ops.operators.values() {
+        out.push(vec![
+            ("oid", oidv(o.oid)),
+            ("oprname", name(&o.name)),
+            ("oprnamespace", oidv(o.namespace)),
+            ("oprowner", oidv(o.owner)),
+            ("oprkind", ch(o.kind())),
+            ("oprcanmerge", b(o.can_merge)),
+            ("oprcanhash", b(o.can_hash)),
+            ("oprleft", oidv(o.left)),
+            ("oprright", oidv(o.right)),
+            ("oprresult", oidv(o.result)),
+            ("oprcom", oidv(o.commutator)),
+            ("oprnegate", oidv(o.negator)),
+            ("oprcode", Datum::Oid(o.proc)),
+            ("oprrest", Datum::Oid(o.restrict)),
+            ("oprjoin", Datum::Oid(o.join)),
+        ]);
+    }
     Ok(())
 }
 
-fn pg_cast(_: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
+fn pg_aggregate(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
+    let bi = builtins();
+    let mut rows: Vec<&super::operator::Aggregate> = bi.aggregates.values().filter_map(|a| a.row.as_ref()).collect();
+    rows.sort_by_key(|a| a.fnoid);
+    rows.extend(cx.catalog.user_ops.aggregates.values());
+    let opt = |v: &Option<String>| v.as_deref().map(text).unwrap_or(Datum::Null);
+    for a in rows {
+        out.push(vec![
+            ("aggfnoid", Datum::Oid(a.fnoid)),
+            ("aggkind", ch(a.kind)),
+            ("aggnumdirectargs", Datum::Int2(a.num_direct_args)),
+            ("aggtransfn", Datum::Oid(a.transfn)),
+            ("aggfinalfn", Datum::Oid(a.finalfn)),
+            ("aggcombinefn", Datum::Oid(a.combinefn)),
+            ("aggserialfn", Datum::Oid(a.serialfn)),
+            ("aggdeserialfn", Datum::Oid(a.deserialfn)),
+            ("aggmtransfn", Datum::Oid(a.mtransfn)),
+            ("aggminvtransfn", Datum::Oid(a.minvtransfn)),
+            ("aggmfinalfn", Datum::Oid(a.mfinalfn)),
+            ("aggfinalextra", b(a.finalextra)),
+            ("aggmfinalextra", b(a.mfinalextra)),
+            ("aggfinalmodify", ch(a.finalmodify)),
+            ("aggmfinalmodify", ch(a.mfinalmodify)),
+            ("aggsortop", oidv(a.sortop)),
+            ("aggtranstype", oidv(a.transtype)),
+            ("aggtransspace", Datum::Int4(a.transspace)),
+            ("aggmtranstype", oidv(a.mtranstype)),
+            ("aggmtransspace", Datum::Int4(a.mtransspace)),
+            ("agginitval", opt(&a.initval)),
+            ("aggminitval", opt(&a.minitval)),
+        ]);
+    }
+    Ok(())
+}
+
+fn pg_cast(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
     let mut casts: Vec<&super::builtin::CastInfo> = builtins().casts.values().collect();
     casts.sort_by_key(|c| (c.source, c.target));
     for c in casts {
         out.push(vec![
+            ("castsource", oidv(c.source)),
+            ("casttarget", oidv(c.target)),
+            ("castfunc", oidv(c.func)),
+            ("castcontext", ch(c.context)),
+            ("castmethod", ch(c.method)),
+        ]);
+    }
+    for c in cx.catalog.user_ops.casts.values() {
+        out.push(vec![
+            ("oid", oidv(c.oid)),
             ("castsource", oidv(c.source)),
             ("casttarget", oidv(c.target)),
             ("castfunc", oidv(c.func)),

@@ -2193,6 +2193,15 @@ pub fn comment(s: &mut SqlSession, stmt: &pb::CommentStmt, sql: &str) -> PgResul
                 let oid = super::subscription::comment_target(d.s, &d.catalog, &name)?;
                 store::put_comment(txn, d.db(), depend::PG_SUBSCRIPTION, oid, 0, text)?;
             }
+            k if k == pb::ObjectType::ObjectOperator as i32 || k == pb::ObjectType::ObjectAggregate as i32 => {
+                let Some(NodeEnum::ObjectWithArgs(owa)) = &obj.node else { return Err(PgError::internal("COMMENT without a signature")) };
+                let (class, oid) = if k == pb::ObjectType::ObjectOperator as i32 {
+                    (crate::catalog::operator::PG_OPERATOR, super::operator::comment_target(d.s, &d.catalog, owa)?)
+                } else {
+                    (depend::PG_PROC_CLASS, super::aggregate::comment_target(d.s, &d.catalog, owa)?)
+                };
+                store::put_comment(txn, d.db(), class, oid, 0, text)?;
+            }
             k if k == pb::ObjectType::ObjectFdw as i32 || k == pb::ObjectType::ObjectForeignServer as i32 => {
                 let name = names(obj).first().cloned().unwrap_or_default();
                 let (class, oid) = super::foreign::comment_target(d.s, k, &name)?;

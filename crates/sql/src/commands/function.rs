@@ -760,6 +760,8 @@ pub fn lookup_function(s: &SqlSession, catalog: &DbCatalog, owa: &pb::ObjectWith
         return Err(PgError::new(sqlstate::UNDEFINED_FUNCTION, shown));
     };
     match (kind, f.kind) {
+        ('f', 'a') => Err(PgError::new(sqlstate::WRONG_OBJECT_TYPE, format!("\"{}\" is an aggregate function", f.name))
+            .with_hint("Use DROP AGGREGATE to drop aggregate functions.")),
         ('f', 'p') => Err(PgError::new(sqlstate::WRONG_OBJECT_TYPE, format!("{} is not a function", display_signature(&f.name, &f.input_types())))),
         ('p', k) if k != 'p' => Err(PgError::new(sqlstate::WRONG_OBJECT_TYPE, format!("{} is not a procedure", display_signature(&f.name, &f.input_types())))),
         _ => Ok(Some(f.clone())),
@@ -814,6 +816,9 @@ pub fn drop_functions(s: &mut SqlSession, d: &pb::DropStmt) -> PgResult<()> {
         return Ok(());
     }
     super::trigger::drop_function_triggers(s, &victims, d.behavior == pb::DropBehavior::DropCascade as i32)?;
+    if super::cast::has_dependents(&catalog) {
+        super::cast::drop_function_dependents(s, &victims, d.behavior == pb::DropBehavior::DropCascade as i32)?;
+    }
     let txn = s.txn()?;
     for f in &victims {
         txn.get_for_update(&store::function_name_key(s.db, f.namespace, &f.name))?;

@@ -3,6 +3,8 @@
 //! query. Transaction control and prepared statements belong to the
 //! protocol session (tusk-server), which owns the transaction block.
 
+pub mod aggregate;
+pub mod cast;
 pub mod copy;
 pub mod create_as;
 pub mod cursor;
@@ -15,6 +17,7 @@ pub mod grant;
 pub mod inherit;
 pub mod naming;
 pub mod notify;
+pub mod operator;
 pub mod owned;
 pub mod publication;
 pub mod reindex;
@@ -177,6 +180,54 @@ pub(crate) fn execute_ddl_node(s: &mut SqlSession, node: &NodeEnum, sql: &str) -
                 Some(pb::ObjectType::ObjectRoutine) => "DROP ROUTINE",
                 _ => "DROP FUNCTION",
             })
+        }
+        NodeEnum::DefineStmt(d) if d.kind == pb::ObjectType::ObjectOperator as i32 => {
+            operator::create_operator(s, d, sql)?;
+            UtilityResult::tag("CREATE OPERATOR")
+        }
+        NodeEnum::DefineStmt(d) if d.kind == pb::ObjectType::ObjectAggregate as i32 => {
+            aggregate::create_aggregate(s, d, sql)?;
+            UtilityResult::tag("CREATE AGGREGATE")
+        }
+        NodeEnum::CreateCastStmt(c) => {
+            cast::create_cast(s, c)?;
+            UtilityResult::tag("CREATE CAST")
+        }
+        NodeEnum::DropStmt(d) if d.remove_type == pb::ObjectType::ObjectOperator as i32 => {
+            operator::drop_operators(s, d)?;
+            UtilityResult::tag("DROP OPERATOR")
+        }
+        NodeEnum::DropStmt(d) if d.remove_type == pb::ObjectType::ObjectAggregate as i32 => {
+            aggregate::drop_aggregates(s, d)?;
+            UtilityResult::tag("DROP AGGREGATE")
+        }
+        NodeEnum::DropStmt(d) if d.remove_type == pb::ObjectType::ObjectCast as i32 => {
+            cast::drop_cast(s, d)?;
+            UtilityResult::tag("DROP CAST")
+        }
+        NodeEnum::AlterOperatorStmt(a) => {
+            operator::alter_operator(s, a)?;
+            UtilityResult::tag("ALTER OPERATOR")
+        }
+        NodeEnum::AlterOwnerStmt(a) if a.object_type == pb::ObjectType::ObjectOperator as i32 => {
+            operator::alter_operator_owner(s, a)?;
+            UtilityResult::tag("ALTER OPERATOR")
+        }
+        NodeEnum::AlterObjectSchemaStmt(a) if a.object_type == pb::ObjectType::ObjectOperator as i32 => {
+            operator::alter_operator_schema(s, a)?;
+            UtilityResult::tag("ALTER OPERATOR")
+        }
+        NodeEnum::RenameStmt(r) if r.rename_type == pb::ObjectType::ObjectAggregate as i32 => {
+            aggregate::rename_aggregate(s, r)?;
+            UtilityResult::tag("ALTER AGGREGATE")
+        }
+        NodeEnum::AlterOwnerStmt(a) if a.object_type == pb::ObjectType::ObjectAggregate as i32 => {
+            aggregate::alter_aggregate_owner(s, a)?;
+            UtilityResult::tag("ALTER AGGREGATE")
+        }
+        NodeEnum::AlterObjectSchemaStmt(a) if a.object_type == pb::ObjectType::ObjectAggregate as i32 => {
+            aggregate::alter_aggregate_schema(s, a)?;
+            UtilityResult::tag("ALTER AGGREGATE")
         }
         NodeEnum::DropStmt(d) if d.remove_type == pb::ObjectType::ObjectTrigger as i32 => {
             trigger::drop_triggers(s, d, sql)?;

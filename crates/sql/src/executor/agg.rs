@@ -66,7 +66,7 @@ impl AggNode {
                 continue;
             }
             match slot {
-                Slot::State(s) => a.kind.transition(s, &args)?,
+                Slot::State(s) => super::user_agg::transition(a, s, &args, cx.env)?,
                 Slot::Buffered(buf) => {
                     let mut keys = Vec::with_capacity(a.order_by.len());
                     for (e, _, _) in &a.order_by {
@@ -114,13 +114,13 @@ impl AggNode {
                         if a.distinct && !seen.insert(GroupKey(args.clone())) {
                             continue;
                         }
-                        a.kind.transition(&mut s, &args)?;
+                        super::user_agg::transition(a, &mut s, &args, cx.env)?;
                     }
                     s
                 }
             };
             let element = a.arg_types.first().map(|t| t.oid).unwrap_or(0);
-            out.push(a.kind.finish(&state, a.ty.oid, element, cx.env)?);
+            out.push(super::user_agg::finish(a, &state, element, cx.env)?);
         }
         Ok(out)
     }

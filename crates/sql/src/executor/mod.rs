@@ -13,6 +13,7 @@ mod modify;
 mod nodes;
 mod sort;
 mod spill;
+mod user_agg;
 pub mod syscols;
 pub mod table;
 pub mod trigger;

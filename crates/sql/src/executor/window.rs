@@ -399,7 +399,7 @@ impl<'r> Partition<'r> {
             }
         }
         let element = a.arg_types.first().map(|t| t.oid).unwrap_or(0);
-        let finish = |s: &AggState| a.kind.finish(s, a.ty.oid, element, cx.env);
+        let finish = |s: &AggState| super::user_agg::finish(a, s, element, cx.env);
         let running = matches!(f.frame.start, FrameBound::UnboundedPreceding) && f.frame.exclusion == FrameExclusion::NoOthers;
         if running {
             let mut state = a.kind.init();
@@ -412,7 +412,7 @@ impl<'r> Partition<'r> {
                 debug_assert!(end >= fed || end == 0, "a frame starting at the partition's start never shrinks");
                 while fed < end {
                     if let Some(args) = &inputs[fed] {
-                        a.kind.transition(&mut state, args)?;
+                        super::user_agg::transition(a, &mut state, args, cx.env)?;
                     }
                     fed += 1;
                 }
@@ -431,7 +431,7 @@ impl<'r> Partition<'r> {
                 let mut state = a.kind.init();
                 for j in self.frame_rows(f, offsets, i, cx)? {
                     if let Some(args) = &inputs[j] {
-                        a.kind.transition(&mut state, args)?;
+                        super::user_agg::transition(a, &mut state, args, cx.env)?;
                     }
                 }
                 out.push(finish(&state)?);

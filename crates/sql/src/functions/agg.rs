@@ -44,6 +44,9 @@ pub enum AggregateKind {
     VarianceNumeric { population: bool, sqrt: bool },
     BitAnd,
     BitOr,
+    /// A user-defined aggregate (CREATE AGGREGATE): its transition and
+    /// final functions are called through fmgr (see `executor::user_agg`).
+    User,
 }
 
 /// Maps an aggregate call to an implementation by name and argument types.
@@ -110,6 +113,10 @@ pub enum AggState {
     FloatVar { n: f64, sum: f64, sxx: f64 },
     NumVar { n: i64, sum: Option<Numeric>, sumsq: Option<Numeric> },
     Bits(Option<i64>),
+    /// A user-defined aggregate's transition value; `started` once the
+    /// initial condition is in it, `no_value` while a strict transition
+    /// function waits for the first non-null input to become the state.
+    User { value: Datum, started: bool, no_value: bool },
 }
 
 impl AggregateKind {
@@ -129,12 +136,13 @@ impl AggregateKind {
             VarianceFloat { .. } => AggState::FloatVar { n: 0.0, sum: 0.0, sxx: 0.0 },
             VarianceNumeric { .. } => AggState::NumVar { n: 0, sum: None, sumsq: None },
             BitAnd | BitOr => AggState::Bits(None),
+            User => AggState::User { value: Datum::Null, started: false, no_value: false },
         }
     }
 
     /// Whether rows with a NULL (first) argument are skipped, as for a strict transition function.
     pub fn skips_nulls(self) -> bool {
-        !matches!(self, AggregateKind::CountStar | AggregateKind::ArrayAgg)
+        !matches!(self, AggregateKind::CountStar | AggregateKind::ArrayAgg | AggregateKind::User)
     }
 
     /// Feeds one row's argument values.

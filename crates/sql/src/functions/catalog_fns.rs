@@ -98,10 +98,17 @@ fn pg_function_is_visible(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
 }
 
 /// pg_operator_is_visible, pg_opclass_is_visible, pg_opfamily_is_visible:
-/// Tusk's operators and operator classes are PostgreSQL's built-in ones,
-/// in pg_catalog, which is always searched; NULL for an OID that is none.
-fn pg_operator_is_visible(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
-    Ok(if builtins().operators.contains_key(&arg_oid(a, 0)) { Datum::Bool(true) } else { Datum::Null })
+/// built-in operators and operator classes are in pg_catalog, which is
+/// always searched; a user-defined operator is visible when its schema is
+/// on the search path; NULL for an OID that is none.
+fn pg_operator_is_visible(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    let o = arg_oid(a, 0);
+    if let Some(op) = c.env.catalog().user_ops.operators.get(&o) {
+        // A user-defined operator: visible when its schema is searched.
+        let schema = c.env.catalog().namespace_name(op.namespace).to_string();
+        return Ok(Datum::Bool(schema == "pg_catalog" || c.env.settings().search_path.iter().any(|s| *s == schema)));
+    }
+    Ok(if builtins().operators.contains_key(&o) { Datum::Bool(true) } else { Datum::Null })
 }
 
 fn pg_opclass_is_visible(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
@@ -529,16 +536,38 @@ fn split_defaults(s: &str) -> Vec<String> {
 
 fn pg_get_function_arguments(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
     match c.env.catalog().proc(arg_oid(a, 0)) {
-        Some(p) => text(function_arguments(c, p, true)),
+        Some(p) => text(ordered_set_arguments(c, p, function_arguments(c, p, true))),
         None => Ok(Datum::Null),
     }
 }
 
 fn pg_get_function_identity_arguments(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
     match c.env.catalog().proc(arg_oid(a, 0)) {
-        Some(p) => text(function_arguments(c, p, false)),
+        Some(p) => text(ordered_set_arguments(c, p, function_arguments(c, p, false))),
         None => Ok(Datum::Null),
     }
+}
+
+/// An ordered-set aggregate's arguments print as `direct ORDER BY
+/// aggregated` (print_function_arguments); a VARIADIC last argument is
+/// both.
+fn ordered_set_arguments(c: &FnCtx, p: &crate::catalog::builtin::ProcInfo, args: String) -> String {
+    let catalog = c.env.catalog();
+    let direct = match catalog.user_ops.aggregates.get(&p.oid).map(|a| (a.kind, a.num_direct_args)).or_else(|| {
+        builtins().aggregates.get(&p.oid).and_then(|a| a.row.as_ref()).map(|r| (r.kind, r.num_direct_args))
+    }) {
+        Some((kind, n)) if kind != 'n' => n as usize,
+        _ => return args,
+    };
+    let parts: Vec<&str> = args.split(", ").collect();
+    if direct == 0 {
+        return format!("ORDER BY {args}");
+    }
+    if direct >= parts.len() {
+        let last = parts.last().copied().unwrap_or("");
+        return format!("{args} ORDER BY {last}");
+    }
+    format!("{} ORDER BY {}", parts[..direct].join(", "), parts[direct..].join(", "))
 }
 
 /// pg_get_function_result: the return type, `SETOF type`, or `TABLE(...)`.

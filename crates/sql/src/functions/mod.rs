@@ -7,6 +7,7 @@
 //! a query uses it.
 
 pub mod agg;
+mod agg_support;
 mod bytea;
 pub mod cast;
 mod acl_fns;
@@ -235,6 +236,7 @@ fn registry() -> &'static Registry {
         tsearch::register(&mut r);
         notify::register(&mut r);
         plprofile::register(&mut r);
+        agg_support::register(&mut r);
         // Functions that implement casts (int4(float8), numeric(int8), ...)
         // convert with the general cast machinery.
         let b = crate::catalog::builtins();
