@@ -358,6 +358,10 @@ pub fn create_function(s: &mut SqlSession, stmt: &pb::CreateFunctionStmt, sql: &
     let mut sql_body_return = false;
     let (language, src, sql_body) = match &stmt.sql_body {
         Some(body) => {
+            // The body is analyzed now, so argument types must be known.
+            if params.iter().any(|p| p.is_input() && is_polymorphic(p.type_oid)) {
+                return Err(invalid_definition("SQL function with unquoted function body cannot have polymorphic arguments"));
+            }
             if let Some(l) = attrs.language.as_deref().filter(|l| *l != "sql") {
                 let _ = l;
                 return Err(invalid_definition("inline SQL function body only valid for language SQL"));
@@ -469,12 +473,24 @@ pub fn create_function(s: &mut SqlSession, stmt: &pb::CreateFunctionStmt, sql: &
         acl: existing.as_ref().and_then(|o| o.acl.clone()),
         version,
     };
+    if f.leakproof {
+        check_leakproof_allowed(s)?;
+    }
     if attrs.rows.is_some() && !retset {
         return Err(invalid_definition("ROWS is not applicable when function does not return a set"));
     }
     validate(s, &f).map_err(|e| crate::fmgr::transpose_body_error(e, f.sql_body.as_deref().unwrap_or(&f.src), sql))?;
     store::put_function(s.txn()?, s.db, &f)?;
     s.reload_txn_catalog()
+}
+
+/// LEAKPROOF promises that no argument leaks through an error: only a
+/// superuser may make that promise for a function.
+fn check_leakproof_allowed(s: &SqlSession) -> PgResult<()> {
+    if grant::current_grantee(s).superuser {
+        return Ok(());
+    }
+    Err(PgError::new(sqlstate::INSUFFICIENT_PRIVILEGE, "only superuser can define a leakproof function"))
 }
 
 fn new_oid(s: &SqlSession) -> PgResult<Oid> {
@@ -976,6 +992,9 @@ pub fn alter_function(s: &mut SqlSession, a: &pb::AlterFunctionStmt) -> PgResult
         f.security_definer = v;
     }
     if let Some(v) = attrs.leakproof {
+        if v {
+            check_leakproof_allowed(s)?;
+        }
         f.leakproof = v;
     }
     if let Some(v) = attrs.parallel {
