@@ -549,10 +549,7 @@ pub fn lookup_aggregate(s: &SqlSession, catalog: &DbCatalog, owa: &pb::ObjectWit
 
 fn aggregate_to_alter(s: &SqlSession, catalog: &DbCatalog, owa: &pb::ObjectWithArgs) -> PgResult<Function> {
     let f = lookup_aggregate(s, catalog, owa, false)?.ok_or_else(|| PgError::internal("aggregate lookup"))?;
-    let me = grant::current_role_oid(s);
-    if f.owner != me && !s.cluster_catalog().is_superuser(me) {
-        return Err(PgError::new(sqlstate::INSUFFICIENT_PRIVILEGE, format!("must be owner of function {}", f.name)));
-    }
+    grant::check_owner(s, f.owner, &format!("function {}", f.name))?;
     Ok((*f).clone())
 }
 
@@ -571,10 +568,7 @@ pub fn drop_aggregates(s: &mut SqlSession, d: &pb::DropStmt) -> PgResult<()> {
         let Some(NodeEnum::ObjectWithArgs(owa)) = &o.node else { continue };
         match lookup_aggregate(s, &catalog, owa, d.missing_ok)? {
             Some(f) => {
-                let me = grant::current_role_oid(s);
-                if f.owner != me && !s.cluster_catalog().is_superuser(me) {
-                    return Err(PgError::new(sqlstate::INSUFFICIENT_PRIVILEGE, format!("must be owner of aggregate {}", f.name)));
-                }
+                grant::check_owner(s, f.owner, &format!("aggregate {}", f.name))?;
                 victims.push(f);
             }
             None => {

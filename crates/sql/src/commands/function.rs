@@ -493,6 +493,15 @@ fn check_leakproof_allowed(s: &SqlSession) -> PgResult<()> {
     Err(PgError::new(sqlstate::INSUFFICIENT_PRIVILEGE, "only superuser can define a leakproof function"))
 }
 
+/// How messages name a routine: "procedure" or "function".
+fn routine_noun(f: &Function) -> &'static str {
+    if f.kind == 'p' {
+        "procedure"
+    } else {
+        "function"
+    }
+}
+
 fn new_oid(s: &SqlSession) -> PgResult<Oid> {
     store::new_oid(&s.cluster.engine)
 }
@@ -798,13 +807,7 @@ pub fn drop_functions(s: &mut SqlSession, d: &pb::DropStmt) -> PgResult<()> {
         let Some(NodeEnum::ObjectWithArgs(owa)) = &o.node else { continue };
         match lookup_function(s, &catalog, owa, kind, d.missing_ok)? {
             Some(f) => {
-                let me = grant::current_role_oid(s);
-                if f.owner != me && !s.cluster_catalog().is_superuser(me) {
-                    return Err(PgError::new(
-                        sqlstate::INSUFFICIENT_PRIVILEGE,
-                        format!("must be owner of {} {}", if f.kind == 'p' { "procedure" } else { "function" }, f.name),
-                    ));
-                }
+                grant::check_owner(s, f.owner, &format!("{} {}", routine_noun(&f), f.name))?;
                 victims.push(f);
             }
             None => {
@@ -959,13 +962,7 @@ fn object_kind(objtype: i32) -> char {
 fn function_to_alter(s: &SqlSession, owa: &pb::ObjectWithArgs, kind: char) -> PgResult<Function> {
     let catalog = s.catalog()?;
     let f = lookup_function(s, &catalog, owa, kind, false)?.ok_or_else(|| PgError::internal("function lookup"))?;
-    let me = grant::current_role_oid(s);
-    if f.owner != me && !s.cluster_catalog().is_superuser(me) {
-        return Err(PgError::new(
-            sqlstate::INSUFFICIENT_PRIVILEGE,
-            format!("must be owner of {} {}", if f.kind == 'p' { "procedure" } else { "function" }, f.name),
-        ));
-    }
+    grant::check_owner(s, f.owner, &format!("{} {}", routine_noun(&f), f.name))?;
     Ok((*f).clone())
 }
 

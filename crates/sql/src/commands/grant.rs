@@ -502,6 +502,17 @@ fn grant_routines(s: &mut SqlSession, stmt: &pb::GrantStmt, schemas: &[String], 
     s.reload_txn_catalog()
 }
 
+/// The ownership check of ALTER and DROP (object_ownercheck): the
+/// current role must own the object, or be a superuser; `what` names it
+/// as the error does ("function f", "operator ===").
+pub fn check_owner(s: &SqlSession, owner: Oid, what: &str) -> PgResult<()> {
+    let me = current_role_oid(s);
+    if owner != me && !s.cluster_catalog().is_superuser(me) {
+        return Err(denied(format!("must be owner of {what}")));
+    }
+    Ok(())
+}
+
 /// pg_proc_aclcheck for a call: the current role must hold EXECUTE.
 pub fn check_execute(s: &SqlSession, f: &crate::catalog::function::Function) -> PgResult<()> {
     let Some(items) = &f.acl else { return Ok(()) };

@@ -200,14 +200,6 @@ pub fn describe(o: &Operator) -> String {
     format!("{}({},{})", o.name, side(o.left), side(o.right))
 }
 
-fn ensure_owner(s: &SqlSession, owner: Oid, what: &str) -> PgResult<()> {
-    let me = grant::current_role_oid(s);
-    if owner != me && !s.cluster_catalog().is_superuser(me) {
-        return Err(PgError::new(sqlstate::INSUFFICIENT_PRIVILEGE, format!("must be owner of {what}")));
-    }
-    Ok(())
-}
-
 // ---------------------------------------------------------------- CREATE
 
 /// A restriction estimator named by RESTRICT (ValidateRestrictionEstimator).
@@ -347,7 +339,7 @@ pub fn create_operator(s: &mut SqlSession, d: &pb::DefineStmt, sql: &str) -> PgR
         return Err(PgError::new(sqlstate::DUPLICATE_FUNCTION, format!("operator {name} already exists")));
     }
     if let Some(sh) = &shell {
-        ensure_owner(s, sh.owner, &format!("operator {name}"))?;
+        grant::check_owner(s, sh.owner, &format!("operator {name}"))?;
     }
     let oid = match &shell {
         Some(sh) => sh.oid,
@@ -440,7 +432,7 @@ fn other_operator(
             }
         }
         if let Some(u) = catalog.user_ops.find(&name, *nsp, left, right) {
-            ensure_owner(s, u.owner, &format!("operator {}", u.name))?;
+            grant::check_owner(s, u.owner, &format!("operator {}", u.name))?;
             return Ok(Some(u.oid));
         }
         if let Some(u) = made.iter().find(|o| o.name == name && o.namespace == *nsp && o.left == left && o.right == right) {
@@ -560,7 +552,7 @@ pub fn drop_operators(s: &mut SqlSession, d: &pb::DropStmt) -> PgResult<()> {
         let Some(NodeEnum::ObjectWithArgs(owa)) = &o.node else { continue };
         match lookup_operator(s, &catalog, owa, d.missing_ok)? {
             Some(op) => {
-                ensure_owner(s, op.owner, &format!("operator {}", op.name))?;
+                grant::check_owner(s, op.owner, &format!("operator {}", op.name))?;
                 victims.push(op);
             }
             None => notice(s, format!("operator {} does not exist, skipping", strings(&owa.objname).join("."))),
@@ -598,7 +590,7 @@ fn remove_operators(s: &SqlSession, catalog: &DbCatalog, victims: &[Operator]) -
 
 fn operator_to_alter(s: &SqlSession, catalog: &DbCatalog, owa: &pb::ObjectWithArgs) -> PgResult<Operator> {
     let op = lookup_operator(s, catalog, owa, false)?.ok_or_else(|| PgError::internal("operator lookup"))?;
-    ensure_owner(s, op.owner, &format!("operator {}", op.name))?;
+    grant::check_owner(s, op.owner, &format!("operator {}", op.name))?;
     Ok(op)
 }
 
