@@ -18,9 +18,12 @@
 //! is computed when the view is made and kept in its row
 //! (`ViewInfo::refs`), as PostgreSQL keeps it in its rule's pg_depend rows.
 //!
-//! Tusk has no row types, toast tables, triggers or user-defined functions,
-//! so there are no rows for them; dependencies on built-in objects are not
-//! recorded, as PostgreSQL records none on pinned objects.
+//! Routines, triggers, operators, aggregates and casts have rows too: what
+//! a SQL-standard body or a parameter default refers to is computed at
+//! CREATE FUNCTION and kept in the function's row (`Function::refs`), as
+//! for views. Tusk has no row types or toast tables, so there are no rows
+//! for them; dependencies on built-in objects are not recorded, as
+//! PostgreSQL records none on pinned objects.
 
 use std::cmp::Ordering;
 use std::collections::{BTreeSet, HashMap};
@@ -39,6 +42,7 @@ pub const PG_DATABASE: Oid = 1262;
 pub const PG_ATTRDEF: Oid = 2604;
 pub const PG_CONSTRAINT: Oid = 2606;
 pub const PG_REWRITE: Oid = 2618;
+pub const PG_TRIGGER: Oid = 2620;
 pub const PG_NAMESPACE: Oid = 2615;
 pub const PG_SUBSCRIPTION: Oid = 6100;
 pub const PG_PUBLICATION: Oid = 6104;
@@ -168,6 +172,10 @@ impl Dependencies {
         for p in cat.publications.values() {
             publication_dependencies(cat, p, &mut rows);
         }
+        for f in cat.functions.values() {
+            function_dependencies(cat, f, &mut rows);
+        }
+        operator_dependencies(cat, &mut rows);
         foreign_dependencies(cat, &mut rows);
         rows.retain(|d| !is_pinned(d.referenced));
         // Duplicates (a CHECK naming a column twice) are recorded once.
@@ -234,6 +242,21 @@ fn relation_dependencies(cat: &DbCatalog, rel: &Relation, out: &mut Vec<Dependen
     // CreateForeignTable: a foreign table depends on its server.
     if let Some(f) = &rel.foreign {
         push(me, ObjectAddress::new(super::foreign::PG_FOREIGN_SERVER, f.server, 0), DepType::Normal);
+    }
+    // CreateTrigger: a trigger goes with its table ('a'), holds its
+    // function and the columns of UPDATE OF and of WHEN ('n').
+    for t in &rel.triggers {
+        let trigger = ObjectAddress::new(PG_TRIGGER, t.oid, 0);
+        push(trigger, me, DepType::Auto);
+        push(trigger, ObjectAddress::new(PG_PROC_CLASS, t.function, 0), DepType::Normal);
+        for &a in &t.columns {
+            push(trigger, ObjectAddress::column(rel.oid, a), DepType::Normal);
+        }
+        if let Some(when) = &t.when {
+            for a in columns_read(rel, when) {
+                push(trigger, ObjectAddress::column(rel.oid, a), DepType::Normal);
+            }
+        }
     }
     match rel.kind {
         RelKind::Table | RelKind::ForeignTable => {
@@ -346,11 +369,70 @@ fn relation_dependencies(cat: &DbCatalog, rel: &Relation, out: &mut Vec<Dependen
                     push(rule, ObjectAddress::constraint(c), DepType::Normal);
                 }
             }
+            for &f in &info.function_refs {
+                if cat.functions.contains_key(&f) {
+                    push(rule, ObjectAddress::new(PG_PROC_CLASS, f, 0), DepType::Normal);
+                }
+            }
             // The rule's OLD and NEW entries read the view itself.
             push(rule, me, DepType::Normal);
             push(rule, me, DepType::Internal);
         }
     }
+}
+
+/// ProcedureCreate: a routine depends on its schema, and on what its
+/// parameters' defaults and SQL-standard body refer to (all 'n').
+fn function_dependencies(cat: &DbCatalog, f: &function::Function, out: &mut Vec<Dependency>) {
+    let me = ObjectAddress::new(PG_PROC_CLASS, f.oid, 0);
+    let mut push = |referenced: ObjectAddress| out.push(Dependency { object: me, referenced, deptype: DepType::Normal });
+    push(ObjectAddress::namespace(f.namespace));
+    for &(rel, attnum) in &f.refs {
+        if cat.relations.contains_key(&rel) {
+            push(ObjectAddress::column(rel, attnum));
+        }
+    }
+    for &g in &f.function_refs {
+        if cat.functions.contains_key(&g) {
+            push(ObjectAddress::new(PG_PROC_CLASS, g, 0));
+        }
+    }
+}
+
+/// makeOperatorDependencies, AggregateCreate, CreateCast: an operator
+/// depends on its schema and functions, an aggregate on its support
+/// functions, a cast on its function (all 'n').
+fn operator_dependencies(cat: &DbCatalog, out: &mut Vec<Dependency>) {
+    use super::operator::{PG_CAST, PG_OPERATOR};
+    let ops = &cat.user_ops;
+    let func = |f: Oid| ObjectAddress::new(PG_PROC_CLASS, f, 0);
+    for o in ops.operators.values() {
+        let me = ObjectAddress::new(PG_OPERATOR, o.oid, 0);
+        out.push(Dependency { object: me, referenced: ObjectAddress::namespace(o.namespace), deptype: DepType::Normal });
+        for f in [o.proc, o.restrict, o.join] {
+            if f != 0 {
+                out.push(Dependency { object: me, referenced: func(f), deptype: DepType::Normal });
+            }
+        }
+    }
+    for a in ops.aggregates.values() {
+        let me = func(a.fnoid);
+        let support = [a.transfn, a.finalfn, a.combinefn, a.serialfn, a.deserialfn, a.mtransfn, a.minvtransfn, a.mfinalfn];
+        for f in support.into_iter().filter(|&f| f != 0 && f != a.fnoid) {
+            out.push(Dependency { object: me, referenced: func(f), deptype: DepType::Normal });
+        }
+    }
+    for c in ops.casts.values() {
+        if c.func != 0 {
+            let me = ObjectAddress::new(PG_CAST, c.oid, 0);
+            out.push(Dependency { object: me, referenced: func(c.func), deptype: DepType::Normal });
+        }
+    }
+}
+
+/// The table a trigger belongs to, and the trigger.
+pub fn trigger_by_oid(cat: &DbCatalog, oid: Oid) -> Option<(&Arc<Relation>, &trigger::Trigger)> {
+    cat.relations.values().find_map(|r| r.triggers.iter().find(|t| t.oid == oid).map(|t| (r, t)))
 }
 
 /// publication_add_relation / publication_add_schema: a member row goes
@@ -402,6 +484,17 @@ fn foreign_dependencies(cat: &DbCatalog, out: &mut Vec<Dependency>) {
             referenced: ObjectAddress::new(PG_FOREIGN_SERVER, m.server, 0),
             deptype: DepType::Normal,
         });
+    }
+}
+
+/// format_procedure: `name(argtypes)`, schema-qualified when the schema
+/// is not on the search path.
+pub fn function_description(cat: &DbCatalog, f: &function::Function, search_path: &[Oid]) -> String {
+    let sig = crate::fmgr::signature(f);
+    if f.namespace == PG_CATALOG_NAMESPACE || search_path.contains(&f.namespace) {
+        sig
+    } else {
+        format!("{}.{sig}", cat.namespace_name(f.namespace))
     }
 }
 
@@ -590,7 +683,13 @@ pub fn shared_dependencies_of_cluster(cluster: &ClusterCatalog) -> Vec<SharedDep
 /// of table s.t", "default value for column c of table t"). `rel_name`
 /// gives a relation's name as the session sees it: bare when the search
 /// path finds it, else schema-qualified. None for an object that is gone.
-pub fn describe(cat: &DbCatalog, cluster: Option<&ClusterCatalog>, obj: ObjectAddress, rel_name: &dyn Fn(&Relation) -> String) -> Option<String> {
+pub fn describe(
+    cat: &DbCatalog,
+    cluster: Option<&ClusterCatalog>,
+    obj: ObjectAddress,
+    rel_name: &dyn Fn(&Relation) -> String,
+    search_path: &[Oid],
+) -> Option<String> {
     let relation = |oid: Oid| -> Option<String> {
         let r = cat.relation(oid)?;
         Some(format!("{} {}", r.kind.noun(), rel_name(r)))
@@ -633,6 +732,32 @@ pub fn describe(cat: &DbCatalog, cluster: Option<&ClusterCatalog>, obj: ObjectAd
             let user = if m.user == acl::PUBLIC { "public".to_string() } else { cluster?.role_name(m.user) };
             let srv = cat.foreign.servers.get(&m.server)?;
             Some(format!("user mapping for {user} on server {}", srv.name))
+        }
+        PG_PROC_CLASS => cat.functions.get(&obj.oid).map(|f| format!("function {}", function_description(cat, f, search_path))),
+        PG_TRIGGER => {
+            let (r, t) = trigger_by_oid(cat, obj.oid)?;
+            Some(format!("trigger {} on {}", t.name, relation(r.oid)?))
+        }
+        super::operator::PG_OPERATOR => {
+            let o = cat.user_ops.operators.get(&obj.oid)?;
+            let b = builtins();
+            let side = |t: Oid| if t == 0 { "NONE".to_string() } else { crate::analyzer::types::format_type(b, t, -1) };
+            // format_operator: qualified when its schema is not searched.
+            let name = if o.namespace == PG_CATALOG_NAMESPACE || search_path.contains(&o.namespace) {
+                o.name.clone()
+            } else {
+                format!("{}.{}", cat.namespace_name(o.namespace), o.name)
+            };
+            Some(format!("operator {name}({},{})", side(o.left), side(o.right)))
+        }
+        super::operator::PG_CAST => {
+            let c = cat.user_ops.casts.get(&obj.oid)?;
+            let b = builtins();
+            Some(format!(
+                "cast from {} to {}",
+                crate::analyzer::types::format_type_be(b, c.source),
+                crate::analyzer::types::format_type_be(b, c.target)
+            ))
         }
         PG_AUTHID => cluster.and_then(|c| c.roles.get(&obj.oid)).map(|r| format!("role {}", r.name)),
         PG_DATABASE => cluster.and_then(|c| c.databases.get(&obj.oid)).map(|d| format!("database {}", d.name)),

@@ -82,6 +82,15 @@ pub struct Function {
     /// proacl; None = the default privileges (EXECUTE for PUBLIC).
     #[serde(default)]
     pub acl: Option<Vec<super::acl::AclItem>>,
+    /// What a SQL-standard body and the parameters' defaults refer to, as
+    /// PostgreSQL records it in pg_depend: (relation, attnum) with attnum
+    /// 0 for a whole relation (a sequence named by `nextval('s')`), and
+    /// the functions they call. A body in a string refers to nothing
+    /// until it runs.
+    #[serde(default)]
+    pub refs: Vec<(Oid, i16)>,
+    #[serde(default)]
+    pub function_refs: Vec<Oid>,
     /// Changes on every CREATE OR REPLACE / ALTER, so compiled forms
     /// cached by sessions are recompiled.
     #[serde(default)]

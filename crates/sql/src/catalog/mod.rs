@@ -406,6 +406,9 @@ pub struct ViewInfo {
     /// because the key is grouped (PostgreSQL's constraintDeps).
     #[serde(default)]
     pub constraint_refs: Vec<Oid>,
+    /// Functions the query calls (user-defined ones hold the view).
+    #[serde(default)]
+    pub function_refs: Vec<Oid>,
     /// pg_rewrite.oid of the _RETURN rule (0 for views made before Tusk
     /// numbered rules; see `depend::rule_oid`).
     #[serde(default)]

@@ -472,6 +472,8 @@ pub fn create_aggregate(s: &mut SqlSession, d: &pb::DefineStmt, sql: &str) -> Pg
         sql_body_return: false,
         config: Vec::new(),
         acl: existing.as_ref().and_then(|o| o.acl.clone()),
+        refs: Vec::new(),
+        function_refs: Vec::new(),
         version,
     };
     let agg = Aggregate {
@@ -586,13 +588,10 @@ pub fn drop_aggregates(s: &mut SqlSession, d: &pb::DropStmt) -> PgResult<()> {
             }
         }
     }
-    let txn = s.txn()?;
-    for f in &victims {
-        store::delete_function(txn, s.db, f.oid)?;
-        opcat::delete(txn, s.db, opcat::PG_AGGREGATE, f.oid)?;
-        store::put_comment(txn, s.db, crate::catalog::depend::PG_PROC_CLASS, f.oid, 0, None)?;
+    if victims.is_empty() {
+        return Ok(());
     }
-    s.reload_txn_catalog()
+    super::function::drop_routines(s, &victims, d.behavior == pb::DropBehavior::DropCascade as i32)
 }
 
 fn store_altered(s: &SqlSession, mut f: Function) -> PgResult<()> {

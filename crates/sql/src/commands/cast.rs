@@ -1,19 +1,15 @@
 //! CREATE CAST / DROP CAST (PostgreSQL's CreateCast in functioncmds.c and
-//! pg_cast.c), and what DROP FUNCTION does to the operators, aggregates
-//! and casts that use a dropped function (their pg_depend rows).
-
-use std::sync::Arc;
+//! pg_cast.c). What depends on a cast's function is in `catalog::depend`.
 
 use pg_query::protobuf as pb;
 use pg_query::NodeEnum;
 use tusk_types::{oid, sqlstate, Oid, PgError, PgResult};
 
-use super::operator::{describe, lookup_func, strings};
+use super::operator::{lookup_func, strings};
 use super::{grant, notice};
 use crate::analyzer::types::{format_type_be, resolve_type_name};
-use crate::catalog::function::Function;
 use crate::catalog::operator::{self as opcat, Cast};
-use crate::catalog::{builtins, store, DbCatalog};
+use crate::catalog::{builtins, store};
 use crate::session::SqlSession;
 
 fn invalid_object(message: impl Into<String>) -> PgError {
@@ -168,105 +164,4 @@ pub fn drop_cast(s: &mut SqlSession, d: &pb::DropStmt) -> PgResult<()> {
         store::put_comment(txn, s.db, opcat::PG_CAST, c.oid, 0, None)?;
     }
     s.reload_txn_catalog()
-}
-
-fn describe_cast(c: &Cast) -> String {
-    let b = builtins();
-    format!("cast from {} to {}", format_type_be(b, c.source), format_type_be(b, c.target))
-}
-
-/// `function name(types)` as pg_depend's messages name a routine.
-fn describe_function(f: &Function) -> String {
-    format!("function {}", crate::fmgr::signature(f))
-}
-
-/// DROP FUNCTION of functions that operators, aggregates or casts use:
-/// refused without CASCADE (listing them), dropped with it.
-pub fn drop_function_dependents(s: &SqlSession, victims: &[Arc<Function>], cascade: bool) -> PgResult<()> {
-    let catalog = s.catalog()?;
-    let ops = &catalog.user_ops;
-    let gone: Vec<Oid> = victims.iter().map(|f| f.oid).collect();
-    let uses = |f: Oid| gone.contains(&f);
-    // (description, what it depends on, how to remove it)
-    let mut deps: Vec<(String, Oid, Dependent)> = Vec::new();
-    for o in ops.operators.values() {
-        for f in [o.proc, o.restrict, o.join] {
-            if uses(f) {
-                deps.push((format!("operator {}", describe(o)), f, Dependent::Operator(o.oid)));
-                break;
-            }
-        }
-    }
-    for a in ops.aggregates.values() {
-        if gone.contains(&a.fnoid) {
-            continue;
-        }
-        let support = [a.transfn, a.finalfn, a.combinefn, a.serialfn, a.deserialfn, a.mtransfn, a.minvtransfn, a.mfinalfn];
-        if let Some(&f) = support.iter().find(|f| uses(**f)) {
-            let Some(agg) = catalog.functions.get(&a.fnoid) else { continue };
-            deps.push((describe_function(agg), f, Dependent::Aggregate(a.fnoid)));
-        }
-    }
-    for c in ops.casts.values() {
-        if uses(c.func) {
-            deps.push((describe_cast(c), c.func, Dependent::Cast(c.oid)));
-        }
-    }
-    if deps.is_empty() {
-        return Ok(());
-    }
-    if !cascade {
-        let of = |f: Oid| victims.iter().find(|v| v.oid == f).map(|v| describe_function(v)).unwrap_or_default();
-        let detail: Vec<String> = deps.iter().map(|(d, f, _)| format!("{d} depends on {}", of(*f))).collect();
-        return Err(PgError::new(
-            sqlstate::DEPENDENT_OBJECTS_STILL_EXIST,
-            format!("cannot drop {} because other objects depend on it", describe_function(&victims[0])),
-        )
-        .with_detail(detail.join("\n"))
-        .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
-    }
-    let lines: Vec<String> = deps.iter().map(|(d, _, _)| format!("drop cascades to {d}")).collect();
-    let note = if lines.len() == 1 {
-        PgError::notice(lines[0].clone())
-    } else {
-        PgError::notice(format!("drop cascades to {} other objects", lines.len())).with_detail(lines.join("\n"))
-    };
-    s.notices.borrow_mut().push(note);
-    let txn = s.txn()?;
-    let dropped_ops: Vec<Oid> = deps.iter().filter_map(|(_, _, d)| if let Dependent::Operator(o) = d { Some(*o) } else { None }).collect();
-    for o in ops.operators.values().filter(|o| !dropped_ops.contains(&o.oid)) {
-        if dropped_ops.contains(&o.commutator) || dropped_ops.contains(&o.negator) {
-            let mut o = o.clone();
-            if dropped_ops.contains(&o.commutator) {
-                o.commutator = 0;
-            }
-            if dropped_ops.contains(&o.negator) {
-                o.negator = 0;
-            }
-            opcat::put_operator(txn, s.db, &o)?;
-        }
-    }
-    for (_, _, d) in &deps {
-        match d {
-            Dependent::Operator(o) => opcat::delete(txn, s.db, opcat::PG_OPERATOR, *o)?,
-            Dependent::Aggregate(a) => {
-                opcat::delete(txn, s.db, opcat::PG_AGGREGATE, *a)?;
-                store::delete_function(txn, s.db, *a)?;
-            }
-            Dependent::Cast(c) => opcat::delete(txn, s.db, opcat::PG_CAST, *c)?,
-        }
-    }
-    Ok(())
-}
-
-enum Dependent {
-    Operator(Oid),
-    Aggregate(Oid),
-    Cast(Oid),
-}
-
-/// Whether the catalog has user-defined objects a DROP FUNCTION must look at.
-pub fn has_dependents(catalog: &DbCatalog) -> bool {
-    let o = &catalog.user_ops;
-    !(o.operators.is_empty() && o.aggregates.is_empty() && o.casts.is_empty())
 }

@@ -1650,7 +1650,7 @@ pub fn create_view(s: &mut SqlSession, stmt: &pb::ViewStmt, sql: &str) -> PgResu
                 Some(o) if o != 0 => o,
                 _ => d.oid()?,
             };
-            updated.view = Some(ViewInfo { query: text, check_option, depends_on: depends, refs: refs.columns, constraint_refs: refs.constraints, rule_oid });
+            updated.view = Some(ViewInfo { query: text, check_option, depends_on: depends, refs: refs.columns.clone(), constraint_refs: refs.constraints.clone(), function_refs: refs.functions.clone(), rule_oid });
             updated.options = view_options;
             d.put(&updated)?;
         } else {
@@ -1658,7 +1658,7 @@ pub fn create_view(s: &mut SqlSession, stmt: &pb::ViewStmt, sql: &str) -> PgResu
             let rule_oid = d.oid()?;
             let mut view = new_relation(oid, &rv.relname, nsp, RelKind::View, if temp { 't' } else { 'p' }, super::grant::current_role_oid(s));
             view.columns = cols;
-            view.view = Some(ViewInfo { query: text, check_option, depends_on: depends, refs: refs.columns, constraint_refs: refs.constraints, rule_oid });
+            view.view = Some(ViewInfo { query: text, check_option, depends_on: depends, refs: refs.columns.clone(), constraint_refs: refs.constraints.clone(), function_refs: refs.functions.clone(), rule_oid });
             view.options = view_options;
             d.create_relation(&view)?;
         }

@@ -27,6 +27,7 @@ use tusk_types::{sqlstate, Oid, PgError, PgResult};
 
 use super::ddl::Ddl;
 use crate::catalog::depend::*;
+use crate::catalog::operator as opcat;
 use crate::catalog::store;
 use crate::catalog::*;
 use crate::expr::{Expr, Var};
@@ -273,7 +274,7 @@ pub(crate) fn describe_object(d: &Ddl, catalog: &DbCatalog, object: ObjectAddres
             format!("{}.{}", crate::functions::quote_ident(catalog.namespace_name(r.namespace)), crate::functions::quote_ident(&r.name))
         }
     };
-    describe(catalog, Some(&cluster), object, &name).unwrap_or_else(|| format!("object {} of class {}", object.oid, object.class))
+    describe(catalog, Some(&cluster), object, &name, &a.search_path()).unwrap_or_else(|| format!("object {} of class {}", object.oid, object.class))
 }
 
 /// performDeletion / performMultipleDeletions: drops `objects` and, with
@@ -309,6 +310,11 @@ struct Changes {
     publication_members: BTreeSet<Oid>,
     /// Foreign-data wrappers, servers and user mappings.
     foreign: Vec<ObjectAddress>,
+    /// Routines (aggregates among them), triggers, operators and casts.
+    functions: BTreeSet<Oid>,
+    triggers: BTreeSet<Oid>,
+    operators: BTreeSet<Oid>,
+    casts: BTreeSet<Oid>,
 }
 
 /// deleteOneObject for each target, in order, then writes the result.
@@ -350,6 +356,22 @@ fn delete_objects(d: &Ddl, catalog: &Arc<DbCatalog>, order: &[ObjectAddress]) ->
                 ch.foreign.push(o);
                 ch.comments.push((o.class, o.oid, None));
             }
+            PG_PROC_CLASS => {
+                ch.functions.insert(o.oid);
+                ch.comments.push((PG_PROC_CLASS, o.oid, None));
+            }
+            PG_TRIGGER => {
+                ch.triggers.insert(o.oid);
+                ch.comments.push((PG_TRIGGER, o.oid, None));
+            }
+            opcat::PG_OPERATOR => {
+                ch.operators.insert(o.oid);
+                ch.comments.push((opcat::PG_OPERATOR, o.oid, None));
+            }
+            opcat::PG_CAST => {
+                ch.casts.insert(o.oid);
+                ch.comments.push((opcat::PG_CAST, o.oid, None));
+            }
             _ => return Err(PgError::internal(format!("cannot delete objects of class {}", o.class))),
         }
     }
@@ -361,6 +383,11 @@ fn delete_objects(d: &Ddl, catalog: &Arc<DbCatalog>, order: &[ObjectAddress]) ->
     for &c in &ch.constraints {
         if let Some((t, _)) = constraint_by_oid(catalog, c) {
             touched.insert(t.oid);
+        }
+    }
+    for &t in &ch.triggers {
+        if let Some((r, _)) = trigger_by_oid(catalog, t) {
+            touched.insert(r.oid);
         }
     }
     for &rel in &touched {
@@ -415,6 +442,15 @@ fn delete_objects(d: &Ddl, catalog: &Arc<DbCatalog>, order: &[ObjectAddress]) ->
                 if let Some(p) = changed.get_mut(&parent) {
                     p.children.retain(|&c| c != oid);
                 }
+            }
+        }
+    }
+    for &trigger in &ch.triggers {
+        let Some((r, _)) = trigger_by_oid(&catalog, trigger) else { continue };
+        let r = r.oid;
+        if table(r, &mut changed).is_some() {
+            if let Some(rel) = changed.get_mut(&r) {
+                rel.triggers.retain(|t| t.oid != trigger);
             }
         }
     }
@@ -476,6 +512,35 @@ fn delete_objects(d: &Ddl, catalog: &Arc<DbCatalog>, order: &[ObjectAddress]) ->
     for o in &ch.foreign {
         foreign::delete(txn, db, o.class, o.oid)?;
     }
+    // RemoveFunctionById (and its aggregate row), RemoveOperatorById
+    // (which unlinks the commutator and negator pointing at it),
+    // DropCastById.
+    for &f in &ch.functions {
+        let Some(func) = catalog.functions.get(&f) else { continue };
+        txn.get_for_update(&store::function_name_key(db, func.namespace, &func.name))?;
+        store::delete_function(txn, db, f)?;
+        if catalog.user_ops.aggregates.contains_key(&f) {
+            opcat::delete(txn, db, opcat::PG_AGGREGATE, f)?;
+        }
+    }
+    for o in catalog.user_ops.operators.values().filter(|o| !ch.operators.contains(&o.oid)) {
+        if ch.operators.contains(&o.commutator) || ch.operators.contains(&o.negator) {
+            let mut o = o.clone();
+            if ch.operators.contains(&o.commutator) {
+                o.commutator = 0;
+            }
+            if ch.operators.contains(&o.negator) {
+                o.negator = 0;
+            }
+            opcat::put_operator(txn, db, &o)?;
+        }
+    }
+    for &o in &ch.operators {
+        opcat::delete(txn, db, opcat::PG_OPERATOR, o)?;
+    }
+    for &c in &ch.casts {
+        opcat::delete(txn, db, opcat::PG_CAST, c)?;
+    }
     // DeleteComments: of the object and, for a whole object, its parts.
     for &(class, obj, sub) in &ch.comments {
         for &(c, o, s) in catalog.comments.keys() {
@@ -500,15 +565,49 @@ pub(crate) fn view_references(q: &Query) -> PgResult<ViewReferences> {
     let mut columns: Vec<(Oid, i16)> = c.relations.iter().filter(|r| !c.columns.iter().any(|(t, _)| t == *r)).map(|&r| (r, 0)).collect();
     columns.extend(c.columns.iter().copied());
     columns.sort_unstable();
-    Ok(ViewReferences { columns, constraints: c.constraints.into_iter().collect() })
+    Ok(ViewReferences { columns, constraints: c.constraints.into_iter().collect(), functions: c.functions.into_iter().collect() })
+}
+
+/// What expressions of one of a function's SQL-standard body statements,
+/// or a parameter default, refer to: (relation, attnum) as in
+/// `view_references`, and the user-defined functions they call.
+pub(crate) fn query_references(q: &Query, into: &mut ViewReferences) -> PgResult<()> {
+    let mut c = References::default();
+    c.query(q)?;
+    merge_references(c, into);
+    Ok(())
+}
+
+fn merge_references(c: References, into: &mut ViewReferences) {
+    for &r in &c.relations {
+        if !c.columns.iter().any(|(t, _)| *t == r) && !into.columns.contains(&(r, 0)) {
+            into.columns.push((r, 0));
+        }
+    }
+    for col in c.columns {
+        if !into.columns.contains(&col) {
+            into.columns.push(col);
+        }
+    }
+    into.columns.sort_unstable();
+    for f in c.functions {
+        if !into.functions.contains(&f) {
+            into.functions.push(f);
+        }
+    }
 }
 
 /// What `view_references` found.
+#[derive(Default)]
 pub(crate) struct ViewReferences {
-    /// (relation, attnum), attnum 0 for a relation read as a whole.
+    /// (relation, attnum), attnum 0 for a relation read as a whole
+    /// (also a sequence or table named by a regclass constant, as
+    /// `nextval('s')` names it).
     pub columns: Vec<(Oid, i16)>,
     /// Primary keys whose grouping lets the query read other columns.
     pub constraints: Vec<Oid>,
+    /// User-defined functions, aggregates and operators' functions called.
+    pub functions: Vec<Oid>,
 }
 
 /// Whether `e` reads a column of range table entry `rte` outside the
@@ -549,6 +648,9 @@ struct References {
     relations: BTreeSet<Oid>,
     columns: BTreeSet<(Oid, i16)>,
     constraints: BTreeSet<Oid>,
+    /// Functions called (built-in ones too; pinned ones are dropped when
+    /// the rows are derived).
+    functions: BTreeSet<Oid>,
     /// The range tables of the queries being walked, outermost first.
     levels: Vec<Vec<RteColumns>>,
 }
@@ -672,9 +774,22 @@ impl References {
         crate::stack::check()?;
         let mut vars: Vec<Var> = Vec::new();
         let mut sublinks: Vec<Query> = Vec::new();
+        let functions = &mut self.functions;
+        let relations = &mut self.relations;
         e.walk(&mut |x| match x {
             Expr::Var(v) => vars.push(v.clone()),
             Expr::SubLink { query, .. } => sublinks.push((**query).clone()),
+            Expr::Func { func, .. } => {
+                functions.insert(func.oid);
+            }
+            Expr::Agg(a) => {
+                functions.insert(a.oid);
+            }
+            // find_expr_references_walker: a regclass constant names a
+            // relation (`nextval('s')`).
+            Expr::Const(tusk_types::Datum::Oid(o), t) if t.oid == tusk_types::oid::REGCLASS => {
+                relations.insert(*o);
+            }
             _ => {}
         });
         for v in &vars {

@@ -11,6 +11,7 @@ use super::ddl::deparse_expr;
 use super::{grant, UtilityResult};
 use crate::analyzer::types::{format_type, resolve_type_name, type_name_display};
 use crate::catalog::function::{Function, FunctionParam};
+use crate::catalog::depend::ObjectAddress;
 use crate::catalog::{builtins, store, DbCatalog};
 use crate::plan::OutputColumn;
 use crate::procedural::{self, Spi};
@@ -471,6 +472,8 @@ pub fn create_function(s: &mut SqlSession, stmt: &pb::CreateFunctionStmt, sql: &
         sql_body_return,
         config: attrs.config.iter().filter_map(|(k, v)| v.as_ref().map(|v| format!("{k}={v}"))).collect(),
         acl: existing.as_ref().and_then(|o| o.acl.clone()),
+        refs: Vec::new(),
+        function_refs: Vec::new(),
         version,
     };
     if f.leakproof {
@@ -480,8 +483,47 @@ pub fn create_function(s: &mut SqlSession, stmt: &pb::CreateFunctionStmt, sql: &
         return Err(invalid_definition("ROWS is not applicable when function does not return a set"));
     }
     validate(s, &f).map_err(|e| crate::fmgr::transpose_body_error(e, f.sql_body.as_deref().unwrap_or(&f.src), sql))?;
+    let mut f = f;
+    let refs = references(s, &f)?;
+    f.refs = refs.columns;
+    f.function_refs = refs.functions.into_iter().filter(|&o| o != f.oid).collect();
     store::put_function(s.txn()?, s.db, &f)?;
     s.reload_txn_catalog()
+}
+
+/// What ProcedureCreate records in pg_depend from a function's text: what
+/// its parameters' defaults and its SQL-standard body refer to (a body in
+/// a string is not looked into: it is only text until it runs).
+fn references(s: &SqlSession, f: &Function) -> PgResult<super::dependency::ViewReferences> {
+    let mut refs = super::dependency::ViewReferences::default();
+    let inputs: Vec<&FunctionParam> = f.params.iter().filter(|p| p.is_input()).collect();
+    let types: Vec<SqlType> = inputs.iter().map(|p| SqlType::new(p.type_oid)).collect();
+    let names: Vec<(String, SqlType)> = inputs.iter().map(|p| (p.name.clone(), SqlType::new(p.type_oid))).collect();
+    let source = ValidateParams { fname: &f.name, names: &names, types: &types };
+    let catalog = s.catalog()?;
+    let settings = s.settings.borrow();
+    let mut texts: Vec<String> = f.params.iter().filter_map(|p| p.default.as_ref().map(|d| format!("SELECT {d}"))).collect();
+    // Polymorphic parameters are only typed at a call; such a body cannot
+    // be analyzed here (nor was it validated).
+    if !inputs.iter().any(|p| is_polymorphic(p.type_oid)) {
+        texts.extend(f.sql_body.iter().cloned());
+    }
+    for text in texts {
+        // An error here was reported by validation already, or the check
+        // was turned off (check_function_bodies): nothing is recorded.
+        let Ok(stmts) = crate::parser::parse(&text) else { continue };
+        for st in &stmts {
+            if super::is_utility(&st.node) {
+                continue;
+            }
+            let mut a = s.analyzer(&catalog, &settings, &[], crate::parser::statement_text(&text, st));
+            a.param_source = Some(&source);
+            if let Ok(q) = a.analyze(&st.node) {
+                super::dependency::query_references(&q, &mut refs)?;
+            }
+        }
+    }
+    Ok(refs)
 }
 
 /// LEAKPROOF promises that no argument leaks through an error: only a
@@ -834,15 +876,17 @@ pub fn drop_functions(s: &mut SqlSession, d: &pb::DropStmt) -> PgResult<()> {
     if victims.is_empty() {
         return Ok(());
     }
-    super::trigger::drop_function_triggers(s, &victims, d.behavior == pb::DropBehavior::DropCascade as i32)?;
-    if super::cast::has_dependents(&catalog) {
-        super::cast::drop_function_dependents(s, &victims, d.behavior == pb::DropBehavior::DropCascade as i32)?;
-    }
-    let txn = s.txn()?;
-    for f in &victims {
-        txn.get_for_update(&store::function_name_key(s.db, f.namespace, &f.name))?;
-        store::delete_function(txn, s.db, f.oid)?;
-        store::put_comment(txn, s.db, crate::catalog::depend::PG_PROC_CLASS, f.oid, 0, None)?;
+    drop_routines(s, &victims, d.behavior == pb::DropBehavior::DropCascade as i32)
+}
+
+/// Drops routines (aggregates among them) with what depends on them:
+/// triggers, operators, aggregates and casts using them, views and
+/// SQL-standard bodies calling them (`dependency::perform_deletion`).
+pub fn drop_routines(s: &mut SqlSession, victims: &[Arc<Function>], cascade: bool) -> PgResult<()> {
+    let objects: Vec<ObjectAddress> = victims.iter().map(|f| ObjectAddress::new(crate::catalog::depend::PG_PROC_CLASS, f.oid, 0)).collect();
+    {
+        let d = super::ddl::Ddl::new(s, "")?;
+        super::dependency::perform_deletion(&d, &objects, cascade)?;
     }
     s.reload_txn_catalog()
 }

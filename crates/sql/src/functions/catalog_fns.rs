@@ -809,7 +809,8 @@ fn pg_describe_object(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
     let obj = crate::catalog::depend::ObjectAddress::new(arg_oid(a, 0), arg_oid(a, 1), arg_i64(a, 2) as i32);
     let cluster = c.env.cluster_catalog();
     let name = |r: &Relation| c.env.relation_name(r.oid).unwrap_or_else(|| super::quote_ident(&r.name));
-    match crate::catalog::depend::describe(c.env.catalog(), Some(&cluster), obj, &name) {
+    let path = with_analyzer(c.env, |an| Ok(an.search_path()))?;
+    match crate::catalog::depend::describe(c.env.catalog(), Some(&cluster), obj, &name, &path) {
         Some(t) => text(t),
         None => Ok(Datum::Null),
     }
