@@ -76,6 +76,10 @@ pub struct Function {
     /// The SQL-standard body was `RETURN expr` (kept as `SELECT expr`).
     #[serde(default)]
     pub sql_body_return: bool,
+    /// The statements of a BEGIN ATOMIC body that were `RETURN expr`
+    /// (0-based; kept as `SELECT expr` too), for printing the body back.
+    #[serde(default)]
+    pub sql_body_return_stmts: Vec<usize>,
     /// proconfig: SET clauses as "name=value".
     #[serde(default)]
     pub config: Vec<String>,

@@ -470,6 +470,7 @@ pub fn create_aggregate(s: &mut SqlSession, d: &pb::DefineStmt, sql: &str) -> Pg
         src: "aggregate_dummy".into(),
         sql_body: None,
         sql_body_return: false,
+        sql_body_return_stmts: Vec::new(),
         config: Vec::new(),
         acl: existing.as_ref().and_then(|o| o.acl.clone()),
         refs: Vec::new(),

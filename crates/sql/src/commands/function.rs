@@ -357,6 +357,7 @@ pub fn create_function(s: &mut SqlSession, stmt: &pb::CreateFunctionStmt, sql: &
     }
     // The body and language.
     let mut sql_body_return = false;
+    let mut sql_body_return_stmts = Vec::new();
     let (language, src, sql_body) = match &stmt.sql_body {
         Some(body) => {
             // The body is analyzed now, so argument types must be known.
@@ -371,7 +372,9 @@ pub fn create_function(s: &mut SqlSession, stmt: &pb::CreateFunctionStmt, sql: &
                 return Err(invalid_definition("duplicate function body specified"));
             }
             sql_body_return = matches!(body.node, Some(NodeEnum::ReturnStmt(_)));
-            ("sql".to_string(), String::new(), Some(sql_body_text(body)?))
+            let (text, returns) = sql_body_text(body)?;
+            sql_body_return_stmts = returns;
+            ("sql".to_string(), String::new(), Some(text))
         }
         None => {
             let language = attrs.language.clone().ok_or_else(|| PgError::new(sqlstate::INVALID_FUNCTION_DEFINITION, "no language specified"))?;
@@ -470,6 +473,7 @@ pub fn create_function(s: &mut SqlSession, stmt: &pb::CreateFunctionStmt, sql: &
         src,
         sql_body,
         sql_body_return,
+        sql_body_return_stmts,
         config: attrs.config.iter().filter_map(|(k, v)| v.as_ref().map(|v| format!("{k}={v}"))).collect(),
         acl: existing.as_ref().and_then(|o| o.acl.clone()),
         refs: Vec::new(),
@@ -497,9 +501,7 @@ pub fn create_function(s: &mut SqlSession, stmt: &pb::CreateFunctionStmt, sql: &
 fn references(s: &SqlSession, f: &Function) -> PgResult<super::dependency::ViewReferences> {
     let mut refs = super::dependency::ViewReferences::default();
     let inputs: Vec<&FunctionParam> = f.params.iter().filter(|p| p.is_input()).collect();
-    let types: Vec<SqlType> = inputs.iter().map(|p| SqlType::new(p.type_oid)).collect();
-    let names: Vec<(String, SqlType)> = inputs.iter().map(|p| (p.name.clone(), SqlType::new(p.type_oid))).collect();
-    let source = ValidateParams { fname: &f.name, names: &names, types: &types };
+    let source = BodyParams::of(f);
     let catalog = s.catalog()?;
     let settings = s.settings.borrow();
     let mut texts: Vec<String> = f.params.iter().filter_map(|p| p.default.as_ref().map(|d| format!("SELECT {d}"))).collect();
@@ -548,8 +550,9 @@ fn new_oid(s: &SqlSession) -> PgResult<Oid> {
     store::new_oid(&s.cluster.engine)
 }
 
-/// `BEGIN ATOMIC ... END` or `RETURN expr`: the statements as SQL text.
-fn sql_body_text(body: &Node) -> PgResult<String> {
+/// `BEGIN ATOMIC ... END` or `RETURN expr`: the statements as SQL text,
+/// and which of them were RETURN.
+fn sql_body_text(body: &Node) -> PgResult<(String, Vec<usize>)> {
     let stmts: Vec<Node> = match &body.node {
         // BEGIN ATOMIC: a list holding the list of statements.
         Some(NodeEnum::List(l)) => match l.items.first().and_then(|n| n.node.as_ref()) {
@@ -558,15 +561,17 @@ fn sql_body_text(body: &Node) -> PgResult<String> {
         },
         Some(NodeEnum::ReturnStmt(r)) => {
             let e = r.returnval.as_deref().ok_or_else(|| PgError::internal("RETURN without a value"))?;
-            return Ok(format!("SELECT {}", deparse_expr(e)?));
+            return Ok((format!("SELECT {}", deparse_expr(e)?), Vec::new()));
         }
         _ => return Err(PgError::internal("unexpected SQL function body")),
     };
     let mut texts = Vec::new();
+    let mut returns = Vec::new();
     for st in stmts {
         let text = match &st.node {
             Some(NodeEnum::ReturnStmt(r)) => {
                 let e = r.returnval.as_deref().ok_or_else(|| PgError::internal("RETURN without a value"))?;
+                returns.push(texts.len());
                 format!("SELECT {}", deparse_expr(e)?)
             }
             Some(n @ (NodeEnum::SelectStmt(_) | NodeEnum::InsertStmt(_) | NodeEnum::UpdateStmt(_) | NodeEnum::DeleteStmt(_) | NodeEnum::MergeStmt(_))) => {
@@ -580,12 +585,13 @@ fn sql_body_text(body: &Node) -> PgResult<String> {
         };
         texts.push(text);
     }
-    Ok(texts.join(";\n"))
+    Ok((texts.join(";\n"), returns))
 }
 
-/// How pg_get_functiondef prints a SQL-standard body: `RETURN expr`, or
-/// the statements between BEGIN ATOMIC and END.
-pub fn sql_body_definition(f: &Function) -> String {
+/// How pg_get_functiondef prints a SQL-standard body whose statements
+/// no longer analyze (`functions::viewdef::sql_body_definition` prints
+/// the others as PostgreSQL does): the text kept at CREATE.
+pub fn sql_body_text_definition(f: &Function) -> String {
     let body = f.sql_body.as_deref().unwrap_or("");
     if f.sql_body_return {
         return format!("RETURN {}", body.strip_prefix("SELECT ").unwrap_or(body));
@@ -640,9 +646,7 @@ fn validate_sql_statements(spi: &SessionSpi, f: &Function) -> PgResult<()> {
     }
     let text = f.sql_body.as_deref().unwrap_or(&f.src);
     let stmts = crate::parser::parse(text)?;
-    let types: Vec<SqlType> = inputs.iter().map(|p| SqlType::new(p.type_oid)).collect();
-    let names: Vec<(String, SqlType)> = inputs.iter().map(|p| (p.name.clone(), SqlType::new(p.type_oid))).collect();
-    let source = ValidateParams { fname: &f.name, names: &names, types: &types };
+    let source = BodyParams::of(f);
     // A SQL function has nowhere to put a procedure's output
     // (check_sql_fn_statements).
     for st in &stmts {
@@ -700,13 +704,26 @@ fn validate_sql_statements(spi: &SessionSpi, f: &Function) -> PgResult<()> {
     Ok(())
 }
 
-struct ValidateParams<'a> {
-    fname: &'a str,
-    names: &'a [(String, SqlType)],
-    types: &'a [SqlType],
+/// A SQL function's parameters as its body's statements see them: by
+/// name, or qualified with the function's name, or as `$n`.
+pub(crate) struct BodyParams {
+    fname: String,
+    names: Vec<(String, SqlType)>,
+    types: Vec<SqlType>,
 }
 
-impl procedural::ParamSource for ValidateParams<'_> {
+impl BodyParams {
+    pub(crate) fn of(f: &Function) -> BodyParams {
+        let inputs: Vec<&FunctionParam> = f.params.iter().filter(|p| p.is_input()).collect();
+        BodyParams {
+            fname: f.name.clone(),
+            types: inputs.iter().map(|p| SqlType::new(p.type_oid)).collect(),
+            names: inputs.iter().map(|p| (p.name.clone(), SqlType::new(p.type_oid))).collect(),
+        }
+    }
+}
+
+impl procedural::ParamSource for BodyParams {
     fn resolve(&self, names: &[&str]) -> Option<(procedural::ResolvedName, usize)> {
         let find = |n: &str| self.names.iter().position(|(p, _)| !p.is_empty() && p == n);
         if let Some(i) = names.first().and_then(|n| find(n)) {

@@ -124,11 +124,22 @@ fn pg_opfamily_is_visible(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
 
 /// Runs `f` with an analyzer over the session's catalog and settings.
 pub(crate) fn with_analyzer<T>(env: &dyn Env, f: impl FnOnce(&mut Analyzer) -> PgResult<T>) -> PgResult<T> {
+    with_analyzer_source(env, None, f)
+}
+
+/// The same, with names resolved by procedural code's (or a SQL
+/// function's) parameters first.
+pub(crate) fn with_analyzer_source<T>(
+    env: &dyn Env,
+    source: Option<&dyn crate::procedural::ParamSource>,
+    f: impl FnOnce(&mut Analyzer) -> PgResult<T>,
+) -> PgResult<T> {
     let settings = env.settings();
     let user = env.current_user();
     let mut a = Analyzer::new(AnalyzerEnv { catalog: env.catalog(), settings: &settings, user: &user, temp_namespace: None }, &[], "");
     // The tree is for printing: keep casts of constants as PostgreSQL's parser does.
     a.fold_const_casts = false;
+    a.param_source = source;
     f(&mut a)
 }
 
@@ -667,7 +678,9 @@ fn pg_get_functiondef(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
         out.push_str(&format!(" SET {} TO {}\n", q(name), super::ruleutils::quote_literal(value)));
     }
     match user.filter(|f| f.sql_body.is_some()) {
-        Some(f) => out.push_str(&crate::commands::function::sql_body_definition(f)),
+        Some(f) => out.push_str(
+            &super::viewdef::sql_body_definition(c.env, f).unwrap_or_else(|| crate::commands::function::sql_body_text_definition(f)),
+        ),
         None => {
             let src = user.map(|f| f.src.as_str()).unwrap_or(p.src.as_str());
             let mut delimiter = format!("${}", if function { "function" } else { "procedure" });
@@ -680,6 +693,15 @@ fn pg_get_functiondef(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
     }
     out.push('\n');
     text(out)
+}
+
+/// pg_get_function_sqlbody: the body of a SQL function written with
+/// BEGIN ATOMIC or RETURN, as pg_get_functiondef prints it; NULL for
+/// any other function (Tusk's built-in ones have none).
+fn pg_get_function_sqlbody(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    let catalog = c.env.catalog();
+    let Some(f) = catalog.functions.get(&arg_oid(a, 0)).filter(|f| f.sql_body.is_some()) else { return Ok(Datum::Null) };
+    text(super::viewdef::sql_body_definition(c.env, f).unwrap_or_else(|| crate::commands::function::sql_body_text_definition(f)))
 }
 
 /// `%g` of C's printf, as COST and ROWS print.
@@ -843,9 +865,7 @@ pub(super) fn register(r: &mut Registry) {
         &["pg_conversion_is_visible", "pg_statistics_obj_is_visible", "pg_ts_config_is_visible", "pg_ts_dict_is_visible", "pg_ts_parser_is_visible", "pg_ts_template_is_visible"],
         null,
     );
-    // Only SQL functions written with BEGIN ATOMIC or RETURN have a body
-    // other than prosrc; Tusk's built-in functions have none.
-    plain(r, &["pg_get_function_sqlbody"], null);
+    plain(r, &["pg_get_function_sqlbody"], pg_get_function_sqlbody);
     plain(r, &["pg_get_expr", "pg_get_expr_ext"], pg_get_expr);
     plain(r, &["pg_get_indexdef", "pg_get_indexdef_ext"], pg_get_indexdef);
     plain(r, &["pg_get_constraintdef", "pg_get_constraintdef_ext"], pg_get_constraintdef);

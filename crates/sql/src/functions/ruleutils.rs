@@ -158,6 +158,9 @@ pub struct Deparser<'a> {
     pub indent: i32,
     /// EXPLAIN: what a plan node's positional references stand for.
     pub plan_refs: Option<PlanRefs>,
+    /// A SQL-standard function body: the function's name and its input
+    /// parameters' names ("" for unnamed), which `$n` print as.
+    pub param_names: Option<(String, Vec<String>)>,
 }
 
 /// Names for the positional references of a plan node's expressions, as
@@ -199,7 +202,7 @@ const PRETTYINDENT_LIMIT: i32 = 40;
 
 impl<'a> Deparser<'a> {
     pub fn new(env: &'a dyn Env, pretty: bool) -> Deparser<'a> {
-        Deparser { env, buf: String::new(), pretty, indent_lines: true, scopes: Vec::new(), varprefix: false, indent: 0, plan_refs: None }
+        Deparser { env, buf: String::new(), pretty, indent_lines: true, scopes: Vec::new(), varprefix: false, indent: 0, plan_refs: None, param_names: None }
     }
 
     /// A deparser for expressions over one relation's columns (range table entry 0).
@@ -213,6 +216,25 @@ impl<'a> Deparser<'a> {
     pub fn expression(mut self, e: &Expr) -> String {
         self.expr(e, false);
         self.buf
+    }
+
+    /// get_parameter: a function's parameter by its name, qualified with
+    /// the function's name when any query level being printed has range
+    /// table entries (not in a trivial `RETURN a + b`); `$n` otherwise.
+    fn param(&mut self, i: usize) {
+        let named = self.param_names.as_ref().and_then(|(f, names)| names.get(i).filter(|n| !n.is_empty()).map(|n| (f.clone(), n.clone())));
+        match named {
+            Some((fname, name)) => {
+                if self.scopes.iter().any(|s| !s.rtes.is_empty()) {
+                    let q = super::quote_ident(&fname);
+                    self.push(&q);
+                    self.push(".");
+                }
+                let q = super::quote_ident(&name);
+                self.push(&q);
+            }
+            None => self.push(&format!("${}", i + 1)),
+        }
     }
 
     pub(crate) fn push(&mut self, s: &str) {
@@ -338,7 +360,7 @@ impl<'a> Deparser<'a> {
                 self.var(v.rte, v.col, v.levels_up);
             }
             Expr::Const(d, ty) => self.constant(d, *ty, 0),
-            Expr::Param(i, _) => self.push(&format!("${}", i + 1)),
+            Expr::Param(i, _) => self.param(*i),
             Expr::Column(i, _) => match self.plan_refs.as_ref().and_then(|p| p.columns.get(*i)).cloned() {
                 Some(l) => self.plan_label(&l),
                 None => self.push(&format!("${}", i + 1)),

@@ -39,6 +39,129 @@ pub fn view_definition(env: &dyn Env, view: &Relation, pretty: bool) -> String {
     d.buf
 }
 
+/// print_function_sqlbody: a SQL-standard body printed back from its
+/// analyzed statements: `RETURN expr` with every parenthesis, or BEGIN
+/// ATOMIC with each statement indented on its own line. The function's
+/// parameters print by name. None when a statement no longer analyzes
+/// (what it read was dropped) or is of a kind not printed here.
+pub fn sql_body_definition(env: &dyn Env, f: &crate::catalog::function::Function) -> Option<String> {
+    let body = f.sql_body.as_deref()?;
+    let params = crate::commands::function::BodyParams::of(f);
+    let stmts = crate::parser::parse(body).ok()?;
+    let queries: Vec<Query> =
+        super::catalog_fns::with_analyzer_source(env, Some(&params), |a| stmts.iter().map(|st| a.analyze(&st.node)).collect()).ok()?;
+    let names: Vec<String> = f.params.iter().filter(|p| p.is_input()).map(|p| p.name.clone()).collect();
+    let mut d = Deparser::new(env, false);
+    d.param_names = Some((f.name.clone(), names));
+    // The function's own namespace, outside the statements: it has no
+    // range table, but makes every column reference qualified.
+    d.scopes.push(NameScope::default());
+    if f.sql_body_return {
+        d.indent_lines = false;
+        return_statement(&mut d, queries.first()?, 0)?;
+        return Some(d.buf);
+    }
+    d.buf.push_str("BEGIN ATOMIC\n");
+    for (i, q) in queries.iter().enumerate() {
+        if f.sql_body_return_stmts.contains(&i) {
+            return_statement(&mut d, q, 1)?;
+        } else {
+            match q.command {
+                crate::query::CommandKind::Select => query_def(&mut d, q, None, false, false, 1),
+                crate::query::CommandKind::Insert => insert_query_def(&mut d, q, 1)?,
+                _ => return None,
+            }
+        }
+        d.buf.push_str(";\n");
+    }
+    d.buf.push_str("END");
+    Some(d.buf)
+}
+
+/// A RETURN statement (PostgreSQL's isReturn query): its one expression.
+fn return_statement(d: &mut Deparser, q: &Query, indent: i32) -> Option<()> {
+    let saved = d.indent;
+    d.indent = indent;
+    let scope = scope_for(d, q);
+    d.scopes.push(scope);
+    if d.indent_lines {
+        d.indent += PRETTYINDENT_STD;
+        d.push(" ");
+    }
+    d.push("RETURN ");
+    let t = q.targets.iter().find(|t| !t.junk)?;
+    d.expr(&t.expr, true);
+    d.scopes.pop();
+    d.indent = saved;
+    Some(())
+}
+
+/// get_insert_query_def: INSERT INTO with its column list, then its
+/// SELECT, its VALUES rows or DEFAULT VALUES, and RETURNING. None for
+/// what is not printed here (ON CONFLICT).
+fn insert_query_def(d: &mut Deparser, q: &Query, indent: i32) -> Option<()> {
+    let ins = q.insert.as_ref()?;
+    if ins.on_conflict.is_some() {
+        return None;
+    }
+    let target = q.rtable.get(q.result_rte?)?;
+    let RteKind::Relation(rel) = &target.kind else { return None };
+    let saved = (d.indent, d.varprefix);
+    d.indent = indent;
+    d.varprefix = true;
+    let scope = scope_for(d, q);
+    d.scopes.push(scope);
+    if d.indent_lines {
+        d.indent += PRETTYINDENT_STD;
+        d.push(" ");
+    }
+    let relname = d.env.relation_name(rel.oid).unwrap_or_else(|| super::quote_ident(&rel.name));
+    d.push(&format!("INSERT INTO {relname} "));
+    if !ins.columns.is_empty() {
+        let cols: Vec<String> = ins.columns.iter().filter_map(|&c| rel.columns.get(c)).map(|c| super::quote_ident(&c.name)).collect();
+        d.push(&format!("({}) ", cols.join(", ")));
+    }
+    if ins.overriding_system {
+        d.push("OVERRIDING SYSTEM VALUE ");
+    }
+    // The analyzer leaves the rows' source in the INSERT's FROM: the
+    // SELECT as a subquery, several VALUES rows as a VALUES entry; one
+    // VALUES row is the target list itself.
+    let source = match q.from.as_slice() {
+        [FromItem::Rte(i)] => q.rtable.get(*i).map(|r| &r.kind),
+        _ => None,
+    };
+    match source {
+        Some(RteKind::Subquery(sq)) => {
+            let indent = d.indent;
+            query_def(d, sq, None, false, false, indent);
+        }
+        Some(RteKind::Values(rows)) => values_def(d, rows),
+        Some(_) => return None,
+        None if ins.columns.is_empty() => d.push("DEFAULT VALUES"),
+        None => {
+            d.context_keyword("VALUES (", -PRETTYINDENT_STD, PRETTYINDENT_STD, 2);
+            for (i, &c) in ins.columns.iter().enumerate() {
+                if i > 0 {
+                    d.push(", ");
+                }
+                let e = &q.targets.get(c)?.expr;
+                d.expr(e, false);
+            }
+            d.push(")");
+        }
+    }
+    if !q.returning.is_empty() {
+        d.context_keyword(" RETURNING", -PRETTYINDENT_STD, PRETTYINDENT_STD, 1);
+        let mut r = Query::new(crate::query::CommandKind::Select);
+        r.targets = q.returning.clone();
+        target_list(d, &r, None, false);
+    }
+    d.scopes.pop();
+    (d.indent, d.varprefix) = saved;
+    Some(())
+}
+
 /// get_query_def: a query at `indent`, inside the scopes already on the
 /// deparser (a subquery sees its enclosing queries' names).
 fn query_def(d: &mut Deparser, q: &Query, result_names: Option<&[String]>, col_names_visible: bool, top_view: bool, indent: i32) {
