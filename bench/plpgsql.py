@@ -15,6 +15,15 @@ Four workloads, each timed by the client's wall clock around one statement:
             (bench/notify.py's "one-transaction" way: one statement calling
             pg_notify N times; the time runs until the listener has them all)
 
+and, on request (--only), two workloads of the insert path without a
+trigger, to tell the trigger's cost from the row writes' own:
+
+  insert    N (1,000,000) rows inserted by one INSERT ... SELECT into an
+            existing table without a primary key (hidden row ids) after a
+            TRUNCATE in its own transaction
+  insert-pk the same into a table with an int primary key and a
+            non-unique index on another column
+
 and, for the profiler built into Tusk (`tusk.plpgsql_profile`), the loop
 and the trigger again on Tusk with the profiler on ("loop+prof",
 "trigger+prof"): their ratio to the same workload without it is the
@@ -31,7 +40,7 @@ settings but shared_buffers=256MB, as bench/work_mem.py starts it) and
 are stopped by PID on exit. Every workload commits once per statement.
 
 Usage:
-    bench/plpgsql.py [--quick] [--rounds 3] [--only loop,lookup,trigger,notify]
+    bench/plpgsql.py [--quick] [--rounds 3] [--only loop,lookup,trigger,notify,insert,insert-pk]
                      [--no-build] [--no-profile]
   --quick: sizes / 10 (loop 1,000,000, lookup 10,000, trigger 100,000,
            notify 10,000), for a run of about a minute.
@@ -54,7 +63,7 @@ sys.path.insert(0, HERE)
 from work_mem import start_pg, start_tusk  # noqa: E402
 import notify  # noqa: E402
 
-SIZES = {"loop": 10_000_000, "lookup": 100_000, "trigger": 1_000_000, "notify": 100_000}
+SIZES = {"loop": 10_000_000, "lookup": 100_000, "trigger": 1_000_000, "notify": 100_000, "insert": 1_000_000, "insert-pk": 1_000_000}
 
 SCHEMA = """
 CREATE TABLE kv (id int PRIMARY KEY, v int);
@@ -88,6 +97,9 @@ CREATE TABLE stamped (id int, v text, updated_at timestamptz);
 CREATE FUNCTION set_updated_at() RETURNS trigger LANGUAGE plpgsql AS
   $$ BEGIN NEW.updated_at := now(); RETURN NEW; END $$;
 CREATE TRIGGER stamped_updated_at BEFORE INSERT ON stamped FOR EACH ROW EXECUTE FUNCTION set_updated_at();
+CREATE TABLE plain (id int, v text, updated_at timestamptz);
+CREATE TABLE keyed (id int PRIMARY KEY, v text, updated_at timestamptz);
+CREATE INDEX keyed_v ON keyed (v);
 """
 
 
@@ -138,6 +150,14 @@ def run(server, work, n, profile=False):
         stamped = psql(server.port, "SELECT count(*) FROM stamped WHERE updated_at IS NOT NULL")
         if int(stamped) != n:
             raise SystemExit(f"{server.name}: the trigger stamped {stamped} rows of {n}")
+        return secs
+    if work in ("insert", "insert-pk"):
+        table = "plain" if work == "insert" else "keyed"
+        psql(server.port, f"TRUNCATE {table}")
+        secs, _ = timed(server.port, setup, f"INSERT INTO {table}(id, v, updated_at) SELECT g, 'row ' || g, now() FROM generate_series(1, {n}) g")
+        count = psql(server.port, f"SELECT count(*) FROM {table}")
+        if int(count) != n:
+            raise SystemExit(f"{server.name}: {table} has {count} rows of {n}")
         return secs
     if work == "notify":
         return notify.measure(server, "one-transaction", n)

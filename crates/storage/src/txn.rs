@@ -363,6 +363,9 @@ pub struct Txn {
     /// Storage ids of the data keys this transaction wrote (a streaming
     /// scan must not skip its own writes).
     written_storage: RefCell<Vec<[u8; 4]>>,
+    /// Writes kept out of the RocksDB transaction's indexed batch until
+    /// something reads their storage (see `put_deferred`).
+    deferred: RefCell<DeferredWrites>,
     interrupt: Arc<Interrupt>,
     /// SERIALIZABLE: the registration with the predicate lock manager,
     /// from the snapshot on. None at other levels, before the snapshot,
@@ -385,6 +388,7 @@ impl Txn {
             snapshot: RefCell::new(None),
             wrote: Cell::new(false),
             written_storage: RefCell::new(Vec::new()),
+            deferred: RefCell::new(DeferredWrites::default()),
             interrupt: Arc::new(Interrupt::default()),
             ssi: RefCell::new(None),
             read_only: Cell::new(false),
@@ -591,6 +595,7 @@ impl Txn {
     /// Reads a key as of the statement's snapshot, including this transaction's own writes.
     pub fn get(&self, key: &[u8]) -> PgResult<Option<Vec<u8>>> {
         self.serializable_snapshot();
+        self.settle_key(key);
         let ro = self.read_options();
         let cf = self.engine.family(key);
         let value = match self.inner.get() {
@@ -606,6 +611,7 @@ impl Txn {
     /// whatever the snapshot: referential actions must see rows committed
     /// after the statement began, as PostgreSQL's RI queries do.
     pub fn get_latest(&self, key: &[u8]) -> PgResult<Option<Vec<u8>>> {
+        self.settle_key(key);
         let ro = ReadOptions::default();
         let cf = self.engine.family(key);
         match self.inner.get() {
@@ -643,6 +649,7 @@ impl Txn {
     /// value) once locked, None if another transaction holds it.
     pub fn try_lock(&self, key: &[u8], exclusive: bool) -> PgResult<Option<Option<Vec<u8>>>> {
         self.interrupt.check()?;
+        self.settle_key(key);
         let txn = self.rocks();
         match txn.get_for_update_cf_opt(self.engine.family(key), key, exclusive, &ReadOptions::default()) {
             Ok(v) => Ok(Some(v)),
@@ -652,6 +659,7 @@ impl Txn {
     }
 
     fn lock_key(&self, key: &[u8], exclusive: bool) -> PgResult<Option<Vec<u8>>> {
+        self.settle_key(key);
         let interrupt = self.interrupt.clone();
         let mut waiting = None;
         loop {
@@ -683,7 +691,76 @@ impl Txn {
         self.write(key, None)
     }
 
-    fn write(&self, key: &[u8], value: Option<&[u8]>) -> PgResult<()> {
+    /// Writes `key` without taking its lock: for keys no other
+    /// transaction can write before this one ends, which the caller
+    /// vouches for. They are keys unique by construction (a new row under
+    /// a hidden row id the counter handed to this transaction, an index
+    /// entry ending in such a row's key) or keys whose lock this
+    /// transaction holds already (a row key or unique index entry that
+    /// `get_for_update` locked, an index entry ending in a row key this
+    /// transaction holds locked). Locking them anyway only cost time: the
+    /// lock manager's and the transaction's tables of locked keys were
+    /// over half the time of inserting rows into an existing table.
+    ///
+    /// Everything else about the write is as `put`'s: it goes into the
+    /// transaction's own batch, so the transaction reads it back and its
+    /// savepoints and rollback undo it, and it is durable at commit with
+    /// the rest of the batch; SERIALIZABLE reports it to the predicate
+    /// lock manager. Other transactions never see it before the commit.
+    pub fn put_unlocked(&self, key: &[u8], value: &[u8]) -> PgResult<()> {
+        self.note_write(key)?;
+        self.settle_key(key);
+        let txn = self.rocks();
+        let Some(raw) = raw_transaction(txn) else {
+            return self.write(key, Some(value));
+        };
+        let cf = rocksdb::AsColumnFamilyRef::inner(&self.engine.family(key));
+        // SAFETY: `raw` is the live transaction `txn` wraps (borrowed for
+        // this call); the batch wrapper the C API allocates points at the
+        // transaction's own batch (owned by the transaction, not by the
+        // wrapper), so it is released with free(), as rust-rocksdb's
+        // `Transaction::get_writebatch` releases it, never destroyed.
+        unsafe {
+            let batch = librocksdb_sys::rocksdb_transaction_get_writebatch_wi(raw);
+            librocksdb_sys::rocksdb_writebatch_wi_put_cf(
+                batch,
+                cf,
+                key.as_ptr() as *const std::ffi::c_char,
+                key.len(),
+                value.as_ptr() as *const std::ffi::c_char,
+                value.len(),
+            );
+            librocksdb_sys::rocksdb_free(batch as *mut std::ffi::c_void);
+        }
+        Ok(())
+    }
+
+    /// `put_unlocked` for a key of relation data the transaction is not
+    /// expected to read back soon (a row under a new hidden row id, a
+    /// non-unique index entry): the write is not even indexed in the
+    /// transaction's batch, RocksDB's other per-key cost (a search of its
+    /// skip list per write, a quarter of an insert's time), until
+    /// something reads or writes a key of the same storage through this
+    /// transaction, which first moves the storage's deferred writes into
+    /// the batch (`settle_key`, `settle_range`). A savepoint moves them
+    /// all, so a rollback to one drops exactly the deferred writes made
+    /// after it; the commit writes them with the batch, atomically.
+    pub fn put_deferred(&self, key: &[u8], value: &[u8]) -> PgResult<()> {
+        let Some(id) = storage_of(key) else {
+            return self.put_unlocked(key, value);
+        };
+        if raw_transaction(self.rocks()).is_none() {
+            return self.write(key, Some(value));
+        }
+        self.note_write(key)?;
+        self.deferred.borrow_mut().push(id, key, value);
+        Ok(())
+    }
+
+    /// What every write records before it is made: that the transaction
+    /// wrote, in which storage (see `written_storage`), and, under
+    /// SERIALIZABLE, the write itself for the predicate lock manager.
+    fn note_write(&self, key: &[u8]) -> PgResult<()> {
         self.wrote.set(true);
         if key.first() == Some(&crate::keys::DATA_PREFIX) && key.len() >= 5 {
             let id: [u8; 4] = key[1..5].try_into().expect("4 bytes");
@@ -693,7 +770,13 @@ impl Txn {
             }
         }
         self.serializable_snapshot();
-        self.predicate_write(key)?;
+        self.predicate_write(key)
+    }
+
+    fn write(&self, key: &[u8], value: Option<&[u8]>) -> PgResult<()> {
+        self.note_write(key)?;
+        // Deferred writes of the key come before this one.
+        self.settle_key(key);
         let interrupt = self.interrupt.clone();
         let mut waiting = None;
         loop {
@@ -803,6 +886,7 @@ impl Txn {
     /// How many keys `[lower, upper)` holds, newest versions plus own
     /// writes (counting what a bulk load wrote, without copying it).
     pub fn count_latest(&self, lower: &[u8], upper: &[u8]) -> PgResult<u64> {
+        self.settle_range(lower, upper);
         let mut ro = ReadOptions::default();
         ro.set_iterate_lower_bound(lower.to_vec());
         ro.set_iterate_upper_bound(upper.to_vec());
@@ -830,6 +914,7 @@ impl Txn {
     }
 
     fn scan_with(&self, mut ro: ReadOptions, lower: &[u8], upper: &[u8], reverse: bool, limit: usize) -> PgResult<Vec<KeyValue>> {
+        self.settle_range(lower, upper);
         ro.set_iterate_lower_bound(lower.to_vec());
         ro.set_iterate_upper_bound(upper.to_vec());
         let mut out = Vec::with_capacity(limit.min(1024));
@@ -864,10 +949,15 @@ impl Txn {
     }
 
     pub fn savepoint(&self) {
+        // Deferred writes are older than the savepoint: into the batch
+        // before it, so that only writes made after it are ever deferred
+        // and a rollback to it drops exactly those.
+        self.settle_all();
         self.rocks().set_savepoint();
     }
 
     pub fn rollback_to_savepoint(&self) -> PgResult<()> {
+        self.deferred.borrow_mut().clear();
         self.rocks().rollback_to_savepoint().map_err(storage_error)
     }
 
@@ -881,6 +971,7 @@ impl Txn {
         }
         *self.snapshot.get_mut() = None;
         self.wrote.set(false);
+        self.deferred.get_mut().clear();
         if let Some(txn) = self.inner.take() {
             let _ = txn.rollback();
         }
@@ -898,7 +989,9 @@ impl Txn {
                 return Err(e);
             }
         }
+        let deferred = std::mem::take(self.deferred.get_mut());
         let result = match self.inner.take() {
+            Some(txn) if self.wrote.get() && !deferred.is_empty() => self.commit_with_deferred(txn, &deferred),
             Some(txn) if self.wrote.get() => txn.commit().map_err(|e| match e.kind() {
                 rocksdb::ErrorKind::Busy | rocksdb::ErrorKind::TryAgain => serialization_failure(),
                 _ => storage_error(e),
@@ -912,6 +1005,97 @@ impl Txn {
         result
     }
 
+    /// The commit of a transaction with deferred writes: its batch and
+    /// the deferred writes after it (they are newer than anything of their
+    /// keys in the batch) go to the database in one atomic write, synced
+    /// as a commit is; only then are the transaction's locks released (by
+    /// rolling back what is now an empty shell), as a commit releases them
+    /// after its write. The write skips the lock manager (see
+    /// `engine::skip_concurrency_control_outside_transactions`): the keys
+    /// are locked by this transaction or out of others' reach.
+    fn commit_with_deferred(&self, txn: RocksTxn, deferred: &DeferredWrites) -> PgResult<()> {
+        let mut batch = txn.get_writebatch();
+        let mut rest = &deferred.entries[..];
+        while let Some((k, v, tail)) = crate::bulk::decode_entry(rest) {
+            batch.put_cf(self.engine.family(k), k, v);
+            rest = tail;
+        }
+        let mut wo = WriteOptions::default();
+        wo.set_sync(self.sync_commit);
+        let written = self.engine.db().write_opt(batch, &wo).map_err(storage_error);
+        let _ = txn.rollback();
+        written
+    }
+
+    /// Moves deferred writes into the transaction's batch before the key
+    /// is read or written through it.
+    #[inline]
+    fn settle_key(&self, key: &[u8]) {
+        if self.deferred.borrow().is_empty() {
+            return;
+        }
+        if let Some(id) = storage_of(key) {
+            self.settle_where(&|s| s == id);
+        }
+    }
+
+    /// `settle_key` for the keys of `[lower, upper)`.
+    #[inline]
+    fn settle_range(&self, lower: &[u8], upper: &[u8]) {
+        if self.deferred.borrow().is_empty() {
+            return;
+        }
+        self.settle_where(&|id| {
+            let mut prefix = [crate::keys::DATA_PREFIX, 0, 0, 0, 0];
+            prefix[1..].copy_from_slice(&id);
+            let end = crate::keys::prefix_end(&prefix);
+            lower < &end[..] && &prefix[..] < upper
+        });
+    }
+
+    fn settle_all(&self) {
+        if !self.deferred.borrow().is_empty() {
+            self.settle_where(&|_| true);
+        }
+    }
+
+    /// Moves the deferred writes of the storage ids `which` picks into the
+    /// transaction's batch, in the order they were made.
+    fn settle_where(&self, which: &dyn Fn([u8; 4]) -> bool) {
+        let mut deferred = self.deferred.borrow_mut();
+        if !deferred.storages.iter().any(|&id| which(id)) {
+            return;
+        }
+        let txn = self.rocks();
+        let raw = raw_transaction(txn).expect("writes are deferred only with the transaction's handle at hand");
+        let cf = rocksdb::AsColumnFamilyRef::inner(&self.engine.family(&[crate::keys::DATA_PREFIX]));
+        let entries = std::mem::take(&mut deferred.entries);
+        deferred.storages.clear();
+        let mut rest = &entries[..];
+        // SAFETY: as in `put_unlocked`: the wrapper points at the live
+        // transaction's own batch and is freed, not destroyed.
+        unsafe {
+            let batch = librocksdb_sys::rocksdb_transaction_get_writebatch_wi(raw);
+            while let Some((k, v, tail)) = crate::bulk::decode_entry(rest) {
+                let id = storage_of(k).expect("deferred keys are relation data");
+                if which(id) {
+                    librocksdb_sys::rocksdb_writebatch_wi_put_cf(
+                        batch,
+                        cf,
+                        k.as_ptr() as *const std::ffi::c_char,
+                        k.len(),
+                        v.as_ptr() as *const std::ffi::c_char,
+                        v.len(),
+                    );
+                } else {
+                    deferred.push(id, k, v);
+                }
+                rest = tail;
+            }
+            librocksdb_sys::rocksdb_free(batch as *mut std::ffi::c_void);
+        }
+    }
+
     pub fn rollback(mut self) {
         if let Some(x) = self.ssi.get_mut().take() {
             x.release(false);
@@ -921,6 +1105,60 @@ impl Txn {
             let _ = txn.rollback();
         }
     }
+}
+
+/// Writes of relation data not yet in the transaction's indexed batch
+/// (`Txn::put_deferred`), in the order made.
+#[derive(Default)]
+struct DeferredWrites {
+    /// Pairs as `bulk::encode_entry` lays them out.
+    entries: Vec<u8>,
+    /// The storage ids of their keys.
+    storages: Vec<[u8; 4]>,
+}
+
+impl DeferredWrites {
+    fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    fn push(&mut self, id: [u8; 4], key: &[u8], value: &[u8]) {
+        if self.storages.last() != Some(&id) && !self.storages.contains(&id) {
+            self.storages.push(id);
+        }
+        crate::bulk::encode_entry(&mut self.entries, key, value);
+    }
+
+    fn clear(&mut self) {
+        self.entries.clear();
+        self.storages.clear();
+    }
+}
+
+/// The storage id of a key of relation data.
+#[inline]
+fn storage_of(key: &[u8]) -> Option<[u8; 4]> {
+    if key.first() == Some(&crate::keys::DATA_PREFIX) && key.len() >= 5 {
+        key[1..5].try_into().ok()
+    } else {
+        None
+    }
+}
+
+/// The C handle of a RocksDB transaction, for the calls rust-rocksdb does
+/// not wrap (`Txn::put_unlocked`). `Transaction` is a struct whose one
+/// field that is not zero-sized is that handle; should a later
+/// rust-rocksdb change its layout, the size check gives None and the
+/// callers take the locking path: slower, nothing wrong.
+fn raw_transaction(txn: &RocksTxn) -> Option<*mut librocksdb_sys::rocksdb_transaction_t> {
+    type Handle = *mut librocksdb_sys::rocksdb_transaction_t;
+    if std::mem::size_of::<RocksTxn>() != std::mem::size_of::<Handle>() || std::mem::align_of::<RocksTxn>() != std::mem::align_of::<Handle>() {
+        return None;
+    }
+    // SAFETY: same size and alignment as the handle, checked above, and
+    // the handle is the struct's only field with any bytes.
+    let raw = unsafe { *(txn as *const RocksTxn as *const Handle) };
+    (!raw.is_null()).then_some(raw)
 }
 
 /// What waiting for `key`'s lock is: relation locks have keys of their
@@ -954,6 +1192,116 @@ mod tests {
     use super::*;
     use crate::engine::tests::scratch_engine;
     use crate::keys;
+
+    /// A write without its lock is the transaction's own until it commits:
+    /// read back by the transaction (point reads and scans), unseen by
+    /// others, undone by a rollback to a savepoint and by a rollback, and
+    /// in the database after the commit. A key the transaction locked
+    /// before writing it so stays locked until the commit.
+    #[test]
+    fn unlocked_writes_are_the_transactions_own_until_commit() {
+        let (engine, dir) = scratch_engine("unlocked");
+        let key = |i: u32| {
+            let mut k = keys::storage_prefix(90);
+            k.extend_from_slice(&i.to_be_bytes());
+            k
+        };
+        let (lower, upper) = (keys::storage_prefix(90), keys::prefix_end(&keys::storage_prefix(90)));
+        let mut txn = engine.begin(Isolation::ReadCommitted, true);
+        txn.begin_statement();
+        txn.put_unlocked(&key(1), b"one").expect("put");
+        assert_eq!(txn.get(&key(1)).expect("get").as_deref(), Some(&b"one"[..]));
+        let mut other = engine.begin(Isolation::ReadCommitted, true);
+        other.begin_statement();
+        assert_eq!(other.get(&key(1)).expect("get"), None);
+        assert_eq!(other.get_latest(&key(1)).expect("get"), None);
+        txn.savepoint();
+        assert_eq!(txn.get_for_update(&key(2)).expect("lock"), None);
+        txn.put_unlocked(&key(2), b"two").expect("put");
+        txn.put_unlocked(&key(3), b"three").expect("put");
+        assert_eq!(txn.scan(&lower, &upper, false, 10).expect("scan").len(), 3);
+        txn.rollback_to_savepoint().expect("rollback to savepoint");
+        assert_eq!(txn.scan(&lower, &upper, false, 10).expect("scan").len(), 1);
+        assert_eq!(other.try_lock(&key(2), true).expect("try"), Some(None), "the savepoint's lock went with it");
+        other.rollback();
+        assert_eq!(txn.get_for_update(&key(2)).expect("lock"), None);
+        txn.put_unlocked(&key(2), b"two again").expect("put");
+        let other = engine.begin(Isolation::ReadCommitted, true);
+        assert_eq!(other.try_lock(&key(2), true).expect("try"), None, "locked by the writer until it commits");
+        txn.commit().expect("commit");
+        assert_eq!(other.try_lock(&key(2), true).expect("try"), Some(Some(b"two again".to_vec())));
+        other.rollback();
+        assert_eq!(engine.get_latest(&key(1)).expect("get").as_deref(), Some(&b"one"[..]));
+        assert_eq!(engine.get_latest(&key(3)).expect("get"), None);
+        let gone = engine.begin(Isolation::RepeatableRead, true);
+        gone.put_unlocked(&key(4), b"four").expect("put");
+        gone.rollback();
+        assert_eq!(engine.get_latest(&key(4)).expect("get"), None);
+        engine.close().expect("close");
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    /// Deferred writes are read back by the transaction (each storage as
+    /// it is read, point reads, scans and counts alike), stay unseen by
+    /// others, are kept by a savepoint and dropped by a rollback to a
+    /// later one, and commit atomically with the transaction's other
+    /// writes, newest value last.
+    #[test]
+    fn deferred_writes_settle_when_read_and_commit_with_the_rest() {
+        let (engine, dir) = scratch_engine("deferred");
+        let key = |id: u32, i: u32| {
+            let mut k = keys::storage_prefix(id);
+            k.extend_from_slice(&i.to_be_bytes());
+            k
+        };
+        let range = |id: u32| (keys::storage_prefix(id), keys::prefix_end(&keys::storage_prefix(id)));
+        let mut txn = engine.begin(Isolation::ReadCommitted, true);
+        txn.begin_statement();
+        for i in 0..10 {
+            txn.put_deferred(&key(91, i), b"row").expect("put");
+            txn.put_deferred(&key(92, i), b"entry").expect("put");
+        }
+        assert!(txn.has_writes());
+        let (lo, hi) = range(91);
+        assert_eq!(txn.scan(&lo, &hi, false, 100).expect("scan").len(), 10, "the scanned storage settles");
+        assert_eq!(txn.deferred.borrow().storages, vec![92u32.to_be_bytes()], "the other storage stays deferred");
+        assert_eq!(txn.get(&key(92, 3)).expect("get").as_deref(), Some(&b"entry"[..]));
+        assert!(txn.deferred.borrow().is_empty());
+        txn.put_deferred(&key(93, 1), b"counted").expect("put");
+        let (lo, hi) = range(93);
+        assert_eq!(txn.count_latest(&lo, &hi).expect("count"), 1);
+        let mut other = engine.begin(Isolation::ReadCommitted, true);
+        other.begin_statement();
+        assert_eq!(other.get_latest(&key(91, 1)).expect("get"), None);
+        // Kept by a savepoint, dropped by a rollback to a later one.
+        txn.put_deferred(&key(94, 1), b"before").expect("put");
+        txn.savepoint();
+        txn.put_deferred(&key(94, 2), b"after").expect("put");
+        txn.put_deferred(&key(94, 1), b"overwritten after").expect("put");
+        txn.rollback_to_savepoint().expect("rollback to savepoint");
+        let (lo, hi) = range(94);
+        let kept = txn.scan(&lo, &hi, false, 10).expect("scan");
+        assert_eq!(kept.len(), 1);
+        assert_eq!(&kept[0].1[..], b"before");
+        // A locked write of a key, then a deferred one: the deferred is newer.
+        txn.put(&key(95, 1), b"locked").expect("put");
+        txn.put_deferred(&key(95, 1), b"deferred").expect("put");
+        txn.put_deferred(&key(96, 1), b"never read").expect("put");
+        txn.commit().expect("commit");
+        assert_eq!(engine.get_latest(&key(95, 1)).expect("get").as_deref(), Some(&b"deferred"[..]));
+        assert_eq!(engine.get_latest(&key(96, 1)).expect("get").as_deref(), Some(&b"never read"[..]));
+        assert_eq!(engine.get_latest(&key(94, 2)).expect("get"), None);
+        assert_eq!(engine.get_latest(&key(91, 9)).expect("get").as_deref(), Some(&b"row"[..]));
+        other.rollback();
+        let mut gone = engine.begin(Isolation::ReadCommitted, true);
+        gone.begin_statement();
+        gone.put_deferred(&key(97, 1), b"aborted").expect("put");
+        gone.abort_work();
+        gone.rollback();
+        assert_eq!(engine.get_latest(&key(97, 1)).expect("get"), None);
+        engine.close().expect("close");
+        let _ = std::fs::remove_dir_all(dir);
+    }
 
     /// A read-ahead scan hands over every pair of its range in order (and
     /// nothing beside it), and one dropped early does not hold anything up.

@@ -262,6 +262,28 @@ impl TableAccess {
         Ok((k, has_null, values))
     }
 
+    /// `index_key` without the key's values (no copy of them per row).
+    fn index_key_only(&self, idx: &IndexAccess, row: &[Datum], cx: &ExecCx) -> PgResult<(Vec<u8>, bool)> {
+        let mut k = Vec::with_capacity(self.prefix.len() + 16 * idx.cols.len() + 12);
+        k.push(keys::DATA_PREFIX);
+        k.extend_from_slice(&idx.rel.storage_id.to_be_bytes());
+        let mut has_null = false;
+        for c in &idx.cols {
+            match c {
+                IndexColumn::Column(i) => {
+                    has_null |= row[*i].is_null();
+                    encode_key_datum(&mut k, &row[*i])?;
+                }
+                IndexColumn::Expr(e) => {
+                    let v = eval(e, row, cx)?;
+                    has_null |= v.is_null();
+                    encode_key_datum(&mut k, &v)?;
+                }
+            }
+        }
+        Ok((k, has_null))
+    }
+
     fn entry_key(&self, idx: &IndexAccess, key: Vec<u8>, has_null: bool, row_key: &[u8]) -> (Vec<u8>, bool) {
         let unique_form = idx.unique && (!has_null || idx.nulls_not_distinct);
         if unique_form {
@@ -466,16 +488,38 @@ impl TableAccess {
             .with_table(cx.catalog.namespace_name(self.rel.namespace), &self.rel.name)
     }
 
-    /// Writes a new row and its index entries. The caller has checked conflicts.
+    /// Writes a new row and its index entries. The caller has checked
+    /// conflicts with `find_conflict` (with `only: None`), which leaves
+    /// every key written here either locked by this transaction or out of
+    /// any other's reach, so none is locked again (`Txn::put_unlocked`):
+    /// - the row key: a clustered table's was locked as the primary key's
+    ///   entry; a hidden row id is this row's alone (the counter never
+    ///   hands a value out twice, not even across a crash);
+    /// - a unique index's entry in its one-per-key form: locked by the check;
+    /// - every other entry (non-unique, deferrable, or with a NULL) ends in
+    ///   the row key, and any other writer of such an entry writes or
+    ///   deletes the row under that key first, so waits on its lock.
+    ///
+    /// Keys the next rows' checks do not read are deferred
+    /// (`Txn::put_deferred`): a hidden row id's row and entries that end
+    /// in the row key. A clustered row key and unique entries are read
+    /// again by the check of every next row.
     pub fn insert(&self, row: &[Datum], row_key: &[u8], cx: &ExecCx) -> PgResult<()> {
-        cx.txn.put(row_key, &self.encode(row))?;
+        debug_assert!(self.indexes.iter().all(|i| !i.clustered || i.unique), "a clustered key is checked (and locked) by find_conflict");
+        if self.pk_cols.is_some() {
+            cx.txn.put_unlocked(row_key, &self.encode(row))?;
+        } else {
+            cx.txn.put_deferred(row_key, &self.encode(row))?;
+        }
         for idx in &self.indexes {
             if idx.clustered || !self.applies(idx, row, cx)? {
                 continue;
             }
-            let (k, has_null, _) = self.index_key(idx, row, cx)?;
-            let (entry, _) = self.entry_key(idx, k, has_null, row_key);
-            cx.txn.put(&entry, row_key)?;
+            let (k, has_null) = self.index_key_only(idx, row, cx)?;
+            match self.entry_key(idx, k, has_null, row_key) {
+                (entry, true) => cx.txn.put_unlocked(&entry, row_key)?,
+                (entry, false) => cx.txn.put_deferred(&entry, row_key)?,
+            }
         }
         Ok(())
     }
