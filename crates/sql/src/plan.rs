@@ -215,6 +215,10 @@ pub struct PlannedQuery {
     pub relations: Vec<tusk_types::Oid>,
     /// The privileges it needs on them, checked when it starts.
     pub perms: Vec<crate::catalog::acl::RelPerm>,
+    /// How many range table entries the statement's queries have in all
+    /// (PostgreSQL's flattened final range table): EXPLAIN qualifies
+    /// column names when there is more than one.
+    pub range_table_entries: usize,
     /// The catalog the plan was made against: if another one is current
     /// once the statement holds its relation locks (DDL committed while it
     /// waited), the plan is stale and must be made again.
@@ -229,7 +233,7 @@ pub struct PlannedQuery {
 impl PlannedQuery {
     pub fn new(plan: Plan, columns: Vec<OutputColumn>, subplans: usize) -> PlannedQuery {
         let has_modify = matches!(plan, Plan::Modify { .. });
-        PlannedQuery { plan, columns, subplans, has_modify, row_lock: false, pre_modify: Vec::new(), relations: Vec::new(), perms: Vec::new(), catalog: std::sync::Weak::new(), #[cfg(feature = "fault-injection")] panic_when_done: false, _private: () }
+        PlannedQuery { plan, columns, subplans, has_modify, row_lock: false, pre_modify: Vec::new(), relations: Vec::new(), perms: Vec::new(), range_table_entries: 0, catalog: std::sync::Weak::new(), #[cfg(feature = "fault-injection")] panic_when_done: false, _private: () }
     }
 }
 

@@ -727,9 +727,10 @@ impl SqlSession {
         let settings = self.settings.borrow();
         let mut a = self.analyzer(&catalog, &settings, param_types, sql);
         a.param_source = source;
-        let q = a.analyze(&stmt.node)?;
+        let mut q = a.analyze(&stmt.node)?;
         // Procedural code passes every variable it handed out, used or not.
         let params = if source.is_some() { a.params.borrow().clone() } else { a.final_param_types()? };
+        crate::planner::inline::inline_functions(&mut q, &catalog, &|f| self.analyze_function_body(&catalog, &settings, f))?;
         let mut p = Planner::new(&catalog);
         let mut planned = p.plan_statement(&q)?;
         planned.perms = std::mem::take(&mut a.perms);
@@ -739,6 +740,22 @@ impl SqlSession {
             planned.panic_when_done = sql.contains(FAULT_PANIC_MARKER);
         }
         Ok((Arc::new(planned), params))
+    }
+
+    /// A SQL function's body as one analyzed statement (its parameters as
+    /// `$n`), for inlining it into a query; None when it is not one
+    /// statement or no longer analyzes.
+    fn analyze_function_body(&self, catalog: &DbCatalog, settings: &crate::settings::Settings, f: &crate::catalog::function::Function) -> Option<crate::query::Query> {
+        let text = f.sql_body.as_deref().unwrap_or(&f.src);
+        let mut stmts = crate::parser::parse(text).ok()?;
+        if stmts.len() != 1 {
+            return None;
+        }
+        let st = stmts.pop()?;
+        let params = crate::commands::function::BodyParams::of(f);
+        let mut a = self.analyzer(catalog, settings, &[], text);
+        a.param_source = Some(&params);
+        a.analyze(&st.node).ok()
     }
 
     /// Records storage this transaction created.

@@ -300,7 +300,7 @@ impl<'a, 'c> Explainer<'a, 'c> {
         for (_, p) in &planned.pre_modify {
             count_leaves(p, &mut leaves);
         }
-        Explainer { cx, catalog, stats, prefix: leaves > 1, verbose: opts.verbose, next_subplan: 1, row_counts: HashMap::new() }
+        Explainer { cx, catalog, stats, prefix: leaves > 1 || planned.range_table_entries > 1, verbose: opts.verbose, next_subplan: 1, row_counts: HashMap::new() }
     }
 
     fn statement(&mut self, planned: &PlannedQuery) -> PgResult<ExNode> {

@@ -238,7 +238,7 @@ fn param_mode(mode: i32) -> char {
     }
 }
 
-fn is_polymorphic(t: Oid) -> bool {
+pub(crate) fn is_polymorphic(t: Oid) -> bool {
     crate::analyzer::coerce::is_polymorphic(t)
 }
 

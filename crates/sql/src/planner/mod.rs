@@ -9,6 +9,7 @@
 //! enclosing plan passes in (`OuterParam`), as PostgreSQL's PARAM_EXEC.
 
 mod access;
+pub mod inline;
 mod sublink;
 
 use std::collections::HashMap;
@@ -98,6 +99,30 @@ pub struct Planner<'a> {
     /// WITH queries), so that a correlated subplan sees the same data
     /// each time it runs and may reuse results.
     cacheable_subplans: bool,
+}
+
+/// The range table entries of a query and of every query inside it
+/// (subqueries in FROM, WITH queries, sublinks), as PostgreSQL's planner
+/// flattens them into one final range table.
+fn range_table_entries(q: &Query) -> usize {
+    let mut n = q.rtable.len();
+    for rte in &q.rtable {
+        if let RteKind::Subquery(sq) = &rte.kind {
+            n += range_table_entries(sq);
+        }
+    }
+    for c in &q.ctes {
+        n += range_table_entries(&c.query);
+    }
+    let mut visit = |e: &Expr| {
+        e.walk(&mut |x| {
+            if let Expr::SubLink { query, .. } = x {
+                n += range_table_entries(query);
+            }
+        })
+    };
+    q.targets.iter().map(|t| &t.expr).chain(q.quals.iter()).chain(q.having.iter()).for_each(&mut visit);
+    n
 }
 
 fn conjuncts(e: Expr, out: &mut Vec<Expr>) {
@@ -219,6 +244,7 @@ impl<'a> Planner<'a> {
             q.returning.iter().map(|t| OutputColumn { name: t.name.clone(), ty: t.expr.ty(), origin: t.origin }).collect()
         };
         let mut pq = PlannedQuery::new(plan, columns, self.subplans);
+        pq.range_table_entries = range_table_entries(q);
         pq.relations = std::mem::take(&mut self.relations);
         pq.row_lock = q.row_lock;
         pq.pre_modify = pre_modify;
