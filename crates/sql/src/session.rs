@@ -746,6 +746,9 @@ impl SqlSession {
     /// `$n`), for inlining it into a query; None when it is not one
     /// statement or no longer analyzes.
     fn analyze_function_body(&self, catalog: &DbCatalog, settings: &crate::settings::Settings, f: &crate::catalog::function::Function) -> Option<crate::query::Query> {
+        // Without EXECUTE the call stays a call, which fails when it runs
+        // (inline_function's permission check).
+        crate::commands::grant::check_execute(self, f).ok()?;
         let text = f.sql_body.as_deref().unwrap_or(&f.src);
         let mut stmts = crate::parser::parse(text).ok()?;
         if stmts.len() != 1 {

@@ -404,11 +404,18 @@ impl<'a, 'c> Explainer<'a, 'c> {
             }
             Plan::Function { call, label, .. } => {
                 let mut n = named("Function Scan");
+                // VERBOSE: the function's schema, and the call itself.
                 let fname = match call {
-                    Expr::Func { func, .. } => func.name.to_string(),
+                    Expr::Func { func, .. } => match self.catalog.proc(func.oid).and_then(|p| self.catalog.namespaces.get(&p.namespace)) {
+                        Some(ns) if self.verbose => format!("{}.{}", quote_ident(&ns.name), quote_ident(&func.name)),
+                        _ => func.name.to_string(),
+                    },
                     _ => label.refname.clone(),
                 };
-                self.deparse(call, &[], outer, &mut subplans);
+                let call_text = self.deparse(call, &[], outer, &mut subplans);
+                if self.verbose {
+                    n.details.push(Detail::Text("Function Call", call_text));
+                }
                 n.relation = Some(Target { object: fname, object_key: "Function Name", alias: label.refname.clone(), index: None, backward: false });
                 let rows = function_rows(call);
                 n.est = Estimate { startup: 0.0, total: rows * CPU_TUPLE_COST, rows, width: width_of(call.ty()) };
