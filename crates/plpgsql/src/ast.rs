@@ -57,6 +57,8 @@ pub struct NsRef {
 pub struct CachedPlan {
     pub plan: SpiPlan,
     pub rec_deps: Vec<(usize, Option<Rc<Vec<(String, SqlType)>>>)>,
+    /// The variables the statement refers to, in declaration order.
+    pub used_vars: Vec<usize>,
 }
 
 /// An SQL expression or statement of the body, as text, with the

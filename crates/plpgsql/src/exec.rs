@@ -27,6 +27,7 @@ mod plcodes {
     pub const NO_DATA_FOUND: &str = "P0002";
     pub const TOO_MANY_ROWS: &str = "P0003";
     pub const STACKED_DIAGNOSTICS_ACCESSED_WITHOUT_ACTIVE_HANDLER: &str = "0Z002";
+    pub const ERROR_IN_ASSIGNMENT: &str = "22005";
 }
 
 /// How control leaves a statement.
@@ -81,11 +82,14 @@ struct Resolver<'b> {
     types: &'b [SqlType],
     shapes: &'b [Option<Shape>],
     deps: RefCell<Vec<usize>>,
+    /// Every variable the statement refers to, for print_strict_params.
+    used: RefCell<Vec<usize>>,
     err: RefCell<Option<PgError>>,
 }
 
 impl Resolver<'_> {
     fn note(&self, slot: usize) {
+        self.used.borrow_mut().push(slot);
         if is_pseudo(self.f.vars[slot].ty.oid) || matches!(self.f.vars[slot].kind, VarKind::Record) {
             let mut d = self.deps.borrow_mut();
             if !d.contains(&slot) {
@@ -267,7 +271,7 @@ impl<'a> Exec<'a> {
                 return Ok(p.clone());
             }
         }
-        let r = Resolver { f: self.f, ns: e.ns, types: &self.types, shapes: &self.shapes, deps: Default::default(), err: Default::default() };
+        let r = Resolver { f: self.f, ns: e.ns, types: &self.types, shapes: &self.shapes, deps: Default::default(), used: Default::default(), err: Default::default() };
         let sql = e.sql();
         let plan = match self.spi.prepare(&sql, &r) {
             Ok(p) => p,
@@ -280,7 +284,10 @@ impl<'a> Exec<'a> {
             }
         };
         let deps = r.deps.into_inner().into_iter().map(|s| (s, self.dep_value(s))).collect();
-        let cached = Rc::new(CachedPlan { plan, rec_deps: deps });
+        let mut used_vars = r.used.into_inner();
+        used_vars.sort_unstable();
+        used_vars.dedup();
+        let cached = Rc::new(CachedPlan { plan, rec_deps: deps, used_vars });
         *e.plan.borrow_mut() = Some(cached.clone());
         Ok(cached)
     }
@@ -515,6 +522,9 @@ impl<'a> Exec<'a> {
 
     /// A query's row (or None: no row) into INTO/FOR/FETCH targets.
     fn assign_row(&mut self, target: &Target, row: Option<Vec<Datum>>, cols: &[(String, SqlType)]) -> PgResult<()> {
+        if row.is_some() {
+            self.check_multi_assignment(target, cols.len())?;
+        }
         if let [TargetItem::Var(s)] = target.items.as_slice() {
             if matches!(self.f.vars[*s].kind, VarKind::Record) {
                 return match row {
@@ -542,6 +552,32 @@ impl<'a> Exec<'a> {
             let ty = if ty.oid == oid::UNKNOWN && !v.is_null() { SqlType::new(oid::TEXT) } else { ty };
             self.assign_target_item(item, v, ty)?;
         }
+        Ok(())
+    }
+
+    /// The strict_multi_assignment extra check (exec_move_row_from_fields):
+    /// a row of another width than the target's is a warning or an error.
+    fn check_multi_assignment(&self, target: &Target, source_fields: usize) -> PgResult<()> {
+        let target_fields = match target.items.as_slice() {
+            [TargetItem::Var(s)] if matches!(self.f.vars[*s].kind, VarKind::Record) => match &self.f.vars[*s].fields {
+                // dropped columns of a row type take no value
+                Some(f) => f.iter().filter(|(_, t)| t.oid != oid::UNKNOWN).count(),
+                None => return Ok(()),
+            },
+            items => items.len(),
+        };
+        if target_fields == source_fields {
+            return Ok(());
+        }
+        let Some(is_error) = crate::extra_check_level(self.spi, crate::XCHECK_STRICTMULTIASSIGNMENT) else { return Ok(()) };
+        let mut e = PgError::new(sqlstate::DATATYPE_MISMATCH, "number of source and target fields in assignment does not match")
+            .with_detail(format!("strict_multi_assignment check of {} is active.", if is_error { "extra_errors" } else { "extra_warnings" }))
+            .with_hint("Make sure the query returns the exact list of columns.");
+        if is_error {
+            return Err(e);
+        }
+        e.severity = Severity::Warning;
+        self.spi.notice(e);
         Ok(())
     }
 
@@ -872,12 +908,18 @@ impl<'a> Exec<'a> {
 
     /// The rows a FOR/RETURN QUERY source yields (all at once: the loop body
     /// sees the query's snapshot either way).
-    fn run_source(&mut self, source: &QuerySource) -> PgResult<SpiResult> {
+    fn run_source(&mut self, source: &QuerySource, for_return: bool) -> PgResult<SpiResult> {
         match source {
             QuerySource::Static(e) => {
                 let p = self.plan(e)?;
                 if !p.plan.returns_rows {
-                    return Err(PgError::new(sqlstate::SYNTAX_ERROR, "cannot open a query that does not return rows"));
+                    // RETURN QUERY runs the statement (_SPI_execute_plan's
+                    // check); FOR opens a cursor over it (SPI_cursor_open's)
+                    return Err(if for_return {
+                        add_context(PgError::new(sqlstate::SYNTAX_ERROR, format!("{} query does not return tuples", p.plan.command)), format!("SQL statement \"{}\"", e.text))
+                    } else {
+                        PgError::new(sqlstate::INVALID_CURSOR_DEFINITION, format!("cannot open {} query as cursor", p.plan.command))
+                    });
                 }
                 self.spi.execute(&p.plan, &self.vals, 0).map_err(|err| add_context(err, format!("SQL statement \"{}\"", e.text)))
             }
@@ -895,7 +937,7 @@ impl<'a> Exec<'a> {
     }
 
     fn exec_for_query(&mut self, label: &Option<String>, target: &Target, source: &QuerySource, body: &'a [Stmt]) -> PgResult<Flow> {
-        let res = self.run_source(source)?;
+        let res = self.run_source(source, false)?;
         let mut found = false;
         for row in res.rows {
             found = true;
@@ -1062,7 +1104,7 @@ impl<'a> Exec<'a> {
         if !self.f.retset {
             return Err(PgError::syntax("cannot use RETURN QUERY in a non-SETOF function"));
         }
-        let res = self.run_source(src)?;
+        let res = self.run_source(src, true)?;
         let multi = self.ret_columns.as_ref().is_some_and(|c| c.len() > 1) || self.spi.composite_fields(self.ret_type).is_some() || self.ret_type.oid == oid::RECORD;
         if let Some(cols) = &self.ret_columns {
             if multi && res.columns.len() != cols.len() {
@@ -1218,9 +1260,38 @@ impl<'a> Exec<'a> {
                     return Err(PgError::new(sqlstate::SYNTAX_ERROR, "INTO used with a command that cannot return data"));
                 }
                 let mod_stmt = p.plan.command != "SELECT";
-                let max = if *strict || mod_stmt { 2 } else { 1 };
+                let too_many_rows = crate::extra_check_level(self.spi, crate::XCHECK_TOOMANYROWS);
+                let max = if *strict || mod_stmt || too_many_rows.is_some() { 2 } else { 1 };
                 let r = self.spi.execute(&p.plan, &self.vals, max).map_err(|e| add_context(e, ctx()))?;
                 self.processed = r.processed;
+                let params = || self.expr_params(&p.used_vars);
+                let n = r.rows.len();
+                if (n == 0 && *strict) || (n > 1 && (*strict || mod_stmt)) {
+                    // a statement using no variables has no parameters to show
+                    let detail = if self.f.print_strict_params && !p.used_vars.is_empty() { Some(params()) } else { None };
+                    let e = if n == 0 {
+                        PgError::new(plcodes::NO_DATA_FOUND, "query returned no rows")
+                    } else {
+                        PgError::new(plcodes::TOO_MANY_ROWS, "query returned more than one row").with_hint("Make sure the query returns a single row, or use LIMIT 1.")
+                    };
+                    return Err(match detail {
+                        Some(d) => e.with_detail(format!("parameters: {d}")),
+                        None => e,
+                    });
+                }
+                if n > 1 {
+                    if let Some(is_error) = too_many_rows {
+                        let mut e = PgError::new(plcodes::TOO_MANY_ROWS, "query returned more than one row").with_hint("Make sure the query returns a single row, or use LIMIT 1.");
+                        if self.f.print_strict_params && !p.used_vars.is_empty() {
+                            e = e.with_detail(format!("parameters: {}", params()));
+                        }
+                        if is_error {
+                            return Err(e);
+                        }
+                        e.severity = Severity::Warning;
+                        self.spi.notice(e);
+                    }
+                }
                 self.into_result(target, *strict, mod_stmt, r)?;
             }
         }
@@ -1238,13 +1309,32 @@ impl<'a> Exec<'a> {
             return Ok(());
         }
         if n > 1 && (strict || mod_stmt) {
-            let e = PgError::new(plcodes::TOO_MANY_ROWS, "query returned more than one row");
-            return Err(if mod_stmt && !strict { e } else { e.with_hint("Make sure the query returns a single row, or use LIMIT 1.") });
+            // EXECUTE's error (exec_stmt_dynexecute) has no hint
+            return Err(PgError::new(plcodes::TOO_MANY_ROWS, "query returned more than one row"));
         }
         let row = r.rows.into_iter().next();
         self.assign_row(target, row, &r.columns)?;
         self.set_found(true);
         Ok(())
+    }
+
+    /// format_expr_params: the variables a statement uses, `name = 'value'`.
+    fn expr_params(&self, used: &[usize]) -> String {
+        let mut parts = Vec::with_capacity(used.len());
+        for &slot in used {
+            let v = self.param_text(&self.vals[slot], self.types[slot]).unwrap_or_else(|_| "?".into());
+            parts.push(format!("{} = {v}", self.f.vars[slot].name));
+        }
+        parts.join(", ")
+    }
+
+    /// A parameter's value as print_strict_params shows it: quoted, or NULL.
+    fn param_text(&self, v: &Datum, ty: SqlType) -> PgResult<String> {
+        if v.is_null() {
+            return Ok("NULL".into());
+        }
+        let t = if ty.oid == oid::UNKNOWN { SqlType::new(oid::TEXT) } else { ty };
+        Ok(format!("'{}'", self.spi.output(v, t)?.replace('\'', "''")))
     }
 
     fn dynamic_query(&mut self, query: &Expr, params: &[Expr]) -> PgResult<(String, Vec<(Datum, SqlType)>)> {
@@ -1271,6 +1361,20 @@ impl<'a> Exec<'a> {
         if let Some((target, strict)) = into {
             if r.columns.is_empty() && r.rows.is_empty() && !r.tag.starts_with("SELECT") {
                 return Err(PgError::new(sqlstate::SYNTAX_ERROR, "INTO used with a command that cannot return data"));
+            }
+            let n = r.rows.len();
+            if *strict && n != 1 && self.f.print_strict_params && !args.is_empty() {
+                // format_preparedparamsdata: the USING values as $n
+                let mut parts = Vec::with_capacity(args.len());
+                for (i, (v, t)) in args.iter().enumerate() {
+                    parts.push(format!("${} = {}", i + 1, self.param_text(v, *t)?));
+                }
+                let e = if n == 0 {
+                    PgError::new(plcodes::NO_DATA_FOUND, "query returned no rows")
+                } else {
+                    PgError::new(plcodes::TOO_MANY_ROWS, "query returned more than one row")
+                };
+                return Err(e.with_detail(format!("parameters: {}", parts.join(", "))));
             }
             let found = self.vals[self.f.found_var].clone();
             self.into_result(target, *strict, false, r)?;
@@ -1330,10 +1434,22 @@ impl<'a> Exec<'a> {
             Datum::Null => None,
             v => Some(self.spi.output(v, SqlType::new(oid::TEXT))?),
         };
+        if name.is_none() {
+            self.check_assignable(var)?;
+        }
         let scroll = scroll_override.or(*scroll).unwrap_or(false);
         let name = self.spi.cursor_open(name.as_deref(), &p.plan, &self.vals, scroll)?;
         self.vals[var] = Datum::text(&name);
         Ok(name)
+    }
+
+    /// exec_check_assignable: OPEN of a cursor variable that is NULL
+    /// stores the portal's name in it, which a CONSTANT refuses.
+    fn check_assignable(&self, var: usize) -> PgResult<()> {
+        if self.f.vars[var].is_const {
+            return Err(PgError::new(plcodes::ERROR_IN_ASSIGNMENT, format!("variable \"{}\" is declared CONSTANT", self.f.vars[var].name)));
+        }
+        Ok(())
     }
 
     fn exec_open(&mut self, var: usize, source: Option<&QuerySource>, scroll: Option<bool>) -> PgResult<Flow> {
@@ -1341,6 +1457,9 @@ impl<'a> Exec<'a> {
             Datum::Null => None,
             v => Some(self.spi.output(v, SqlType::new(oid::TEXT))?),
         };
+        if cur_name.is_none() && matches!(source, Some(QuerySource::Static(_) | QuerySource::Dynamic { .. })) {
+            self.check_assignable(var)?;
+        }
         let name = match source {
             None => self.open_bound(var, &[], scroll)?,
             Some(QuerySource::Cursor { args, .. }) => self.open_bound(var, args, scroll)?,

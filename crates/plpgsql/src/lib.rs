@@ -21,6 +21,40 @@ use tusk_sql::procedural::{CallArgs, CallOutcome, FunctionSource, LanguageHandle
 use tusk_types::{oid, Datum, PgError, PgResult, SqlType};
 
 use ast::Function;
+
+/// The checks plpgsql.extra_warnings and plpgsql.extra_errors can turn on
+/// (PLPGSQL_XCHECK_*), as bits.
+pub const XCHECK_SHADOWVAR: u8 = 1;
+pub const XCHECK_TOOMANYROWS: u8 = 2;
+pub const XCHECK_STRICTMULTIASSIGNMENT: u8 = 4;
+
+/// The checks a plpgsql.extra_* setting names: 'none', 'all' or a
+/// comma-separated list (plpgsql_extra_checks_check_hook).
+pub fn extra_checks(spi: &dyn Spi, setting: &str) -> u8 {
+    let Some(v) = spi.setting(setting) else { return 0 };
+    let mut bits = 0;
+    for w in v.split(',') {
+        match w.trim().to_ascii_lowercase().as_str() {
+            "all" => bits = XCHECK_SHADOWVAR | XCHECK_TOOMANYROWS | XCHECK_STRICTMULTIASSIGNMENT,
+            "shadowed_variables" => bits |= XCHECK_SHADOWVAR,
+            "too_many_rows" => bits |= XCHECK_TOOMANYROWS,
+            "strict_multi_assignment" => bits |= XCHECK_STRICTMULTIASSIGNMENT,
+            _ => {}
+        }
+    }
+    bits
+}
+
+/// Whether a check is on as an error (Some(true)), a warning (Some(false)) or off.
+pub fn extra_check_level(spi: &dyn Spi, check: u8) -> Option<bool> {
+    if extra_checks(spi, "plpgsql.extra_errors") & check != 0 {
+        Some(true)
+    } else if extra_checks(spi, "plpgsql.extra_warnings") & check != 0 {
+        Some(false)
+    } else {
+        None
+    }
+}
 use parser::FuncSpec;
 
 pub struct PlPgSql;
@@ -31,8 +65,10 @@ impl PlPgSql {
     }
 }
 
-fn spec_of(func: &FunctionSource) -> FuncSpec<'_> {
+fn spec_of(func: &FunctionSource, for_validator: bool) -> FuncSpec<'_> {
     FuncSpec {
+        for_validator,
+        is_inline: false,
         context_name: format!("PL/pgSQL function {}", func.signature),
         name: func.name.clone(),
         params: &func.params,
@@ -62,7 +98,7 @@ fn compiled(func: &FunctionSource, spi: &dyn Spi) -> PgResult<Rc<Function>> {
             return Ok(f);
         }
     }
-    let f = Rc::new(parser::compile(&func.src, &spec_of(func), spi).map_err(|e| body_error(e, &func.src))?);
+    let f = Rc::new(parser::compile(&func.src, &spec_of(func, false), spi).map_err(|e| body_error(e, &func.src))?);
     let mut cache = spi.language_cache().borrow_mut();
     // an older version of the same function is dead now
     cache.retain(|(o, _), _| *o != func.oid);
@@ -80,7 +116,7 @@ impl LanguageHandler for PlPgSql {
             return Err(PgError::new(tusk_types::sqlstate::INVALID_FUNCTION_DEFINITION, "trigger functions cannot have declared arguments")
                 .with_hint("The arguments of the trigger can be accessed through TG_NARGS and TG_ARGV instead."));
         }
-        parser::compile(&func.src, &spec_of(func), spi).map_err(|e| body_error(e, &func.src))?;
+        parser::compile(&func.src, &spec_of(func, true), spi).map_err(|e| body_error(e, &func.src))?;
         Ok(())
     }
 
@@ -143,6 +179,8 @@ impl LanguageHandler for PlPgSql {
 
     fn inline(&self, source: &str, spi: &dyn Spi) -> PgResult<()> {
         let spec = FuncSpec {
+            for_validator: false,
+            is_inline: true,
             context_name: "PL/pgSQL function inline_code_block".into(),
             name: "inline_code_block".into(),
             params: &[],

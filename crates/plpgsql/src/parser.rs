@@ -15,6 +15,11 @@ use crate::lexer::{char_pos, tokenize, Tok, Token};
 
 /// What the compiler needs to know about the function besides its body.
 pub struct FuncSpec<'a> {
+    /// Compiling for CREATE FUNCTION's validator: only then do the
+    /// compile-time extra checks (shadowed_variables) run, as in pl_comp.c.
+    pub for_validator: bool,
+    /// A DO block: RETURN in it is a void function's.
+    pub is_inline: bool,
     /// "PL/pgSQL function f(integer)".
     pub context_name: String,
     /// The outer label (the function's name); "inline_code_block" for DO.
@@ -37,6 +42,19 @@ pub struct Parser<'a> {
     /// Labels of the enclosing blocks and loops (None = unlabelled loop), for EXIT checks.
     labels: Vec<(Option<String>, bool)>,
     line_starts: Vec<usize>,
+    /// What RETURN may carry (make_return_stmt's cases).
+    ret: ReturnKind,
+    /// shadowed_variables: Some(true) an error, Some(false) a warning.
+    shadow_check: Option<bool>,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum ReturnKind {
+    Set,
+    Procedure,
+    Void,
+    OutParams,
+    Value,
 }
 
 fn is_reserved(word: &str) -> bool {
@@ -60,7 +78,19 @@ pub fn compile(src: &str, spec: &FuncSpec, spi: &dyn Spi) -> PgResult<Function> 
             line_starts.push(i + 1);
         }
     }
-    let mut p = Parser { src, toks, pos: 0, spi, vars: Vec::new(), scopes: Vec::new(), cur: 0, labels: Vec::new(), line_starts };
+    let ret = if spec.retset {
+        ReturnKind::Set
+    } else if spec.is_procedure && !spec.is_inline {
+        ReturnKind::Procedure
+    } else if spec.ret_type.oid == oid::VOID || spec.is_inline {
+        ReturnKind::Void
+    } else if spec.params.iter().any(|p| matches!(p.2, 'o' | 'b' | 't')) {
+        ReturnKind::OutParams
+    } else {
+        ReturnKind::Value
+    };
+    let shadow_check = if spec.for_validator { crate::extra_check_level(spi, crate::XCHECK_SHADOWVAR) } else { None };
+    let mut p = Parser { src, toks, pos: 0, spi, vars: Vec::new(), scopes: Vec::new(), cur: 0, labels: Vec::new(), line_starts, ret, shadow_check };
     compile_function(&mut p, spec, spi).map_err(|e| {
         // An error with a position is shown at it; others say where the
         // compiler was (plpgsql_compile_error_callback).
@@ -120,7 +150,7 @@ fn compile_function(p: &mut Parser, spec: &FuncSpec, spi: &dyn Spi) -> PgResult<
     }
     // compiler options
     let mut conflict = VariableConflict::Error;
-    let mut print_strict_params = false;
+    let mut print_strict_params = matches!(spi.setting("plpgsql.print_strict_params").as_deref().map(str::to_ascii_lowercase).as_deref(), Some("on" | "true" | "yes" | "1"));
     while p.peek_op("#") {
         p.pos += 1;
         let opt = p.ident_word()?;
@@ -282,6 +312,31 @@ impl<'a> Parser<'a> {
         let at = self.peek().map(|t| t.start).unwrap_or(self.src.len());
         PgError::syntax(msg.to_string()).with_position(Some(char_pos(self.src, at)))
     }
+    /// plpgsql_yyerror: the message with the token it stopped at.
+    fn yyerror(&self, msg: &str) -> PgError {
+        match self.toks.get(self.pos) {
+            Some(t) => PgError::syntax(format!("{msg} at or near \"{}\"", &self.src[t.start..t.end])).with_position(Some(char_pos(self.src, t.start))),
+            None => PgError::syntax(format!("{msg} at end of input")).with_position(Some(char_pos(self.src, self.src.len()))),
+        }
+    }
+
+    /// The shadowed_variables extra check on a new declaration's name.
+    fn check_shadow(&self, name: &str, at: usize) -> PgResult<()> {
+        let Some(is_error) = self.shadow_check else { return Ok(()) };
+        if self.lookup(name).is_none() {
+            return Ok(());
+        }
+        let e = PgError::new(tusk_types::sqlstate::DUPLICATE_ALIAS, format!("variable \"{name}\" shadows a previously defined variable"))
+            .with_position(Some(char_pos(self.src, self.toks[at].start)));
+        if is_error {
+            return Err(e);
+        }
+        let mut e = crate::body_error(e, self.src);
+        e.severity = tusk_types::Severity::Warning;
+        self.spi.notice(e);
+        Ok(())
+    }
+
     fn error_at_tok(&self, i: usize, msg: &str) -> PgError {
         let at = self.toks.get(i).map(|t| t.start).unwrap_or(self.src.len());
         PgError::syntax(msg.to_string()).with_position(Some(char_pos(self.src, at)))
@@ -297,7 +352,7 @@ impl<'a> Parser<'a> {
         loop {
             let Some(t) = self.peek() else {
                 if depth != 0 {
-                    return Err(self.error_here("mismatched parentheses"));
+                    return Err(self.yyerror("mismatched parentheses"));
                 }
                 return Err(self.error_here(&if is_expr {
                     format!("missing \"{expected}\" at end of SQL expression")
@@ -310,7 +365,7 @@ impl<'a> Parser<'a> {
             }
             if t.is_op(";") {
                 if depth != 0 {
-                    return Err(self.error_here("mismatched parentheses"));
+                    return Err(self.yyerror("mismatched parentheses"));
                 }
                 return Err(self.error_here(&if is_expr {
                     format!("missing \"{expected}\" at end of SQL expression")
@@ -323,13 +378,13 @@ impl<'a> Parser<'a> {
             } else if t.is_op(")") || t.is_op("]") {
                 depth -= 1;
                 if depth < 0 {
-                    return Err(self.error_here("mismatched parentheses"));
+                    return Err(self.yyerror("mismatched parentheses"));
                 }
             }
             self.pos += 1;
         }
         if start == self.pos {
-            return Err(self.error_here(if is_expr { "missing expression" } else { "missing SQL statement" }));
+            return Err(self.yyerror(if is_expr { "missing expression" } else { "missing SQL statement" }));
         }
         Ok((start, self.pos))
     }
@@ -509,6 +564,7 @@ impl<'a> Parser<'a> {
         if self.scopes[self.cur].items.iter().any(|(n, _)| *n == name) {
             return Err(self.error_at_tok(name_at, "duplicate declaration"));
         }
+        self.check_shadow(&name, name_at)?;
         if self.eat_kw("alias") {
             self.expect_kw("for")?;
             let target = match self.peek().map(|t| t.tok.clone()) {
@@ -581,7 +637,9 @@ impl<'a> Parser<'a> {
         self.push_scope(None);
         if self.eat_op("(") {
             loop {
+                let an_at = self.pos;
                 let an = self.ident_word()?;
+                self.check_shadow(&an, an_at)?;
                 let (ty, kind, fields) = self.parse_datatype(&[",", ")"], &[])?;
                 let slot = self.vars.len();
                 self.vars.push(Var { name: an.clone(), ty, kind, is_const: false, not_null: false, default: None, fields, lineno });
@@ -1132,6 +1190,7 @@ impl<'a> Parser<'a> {
         let mut vals: Vec<Option<Expr>> = vec![None; nargs.len()];
         for k in 0..nargs.len() {
             // named notation: argname := value
+            let arg_at = self.pos;
             let mut idx = k;
             if let (Some(Tok::Ident { name, .. }), Some(t2)) = (self.peek().map(|t| t.tok.clone()), self.toks.get(self.pos + 1)) {
                 if t2.is_op(":=") || t2.is_op("=>") {
@@ -1142,10 +1201,17 @@ impl<'a> Parser<'a> {
                 }
             }
             let last = k + 1 == nargs.len();
-            let e = self.read_expr(&[], if last { &[")"] } else { &[","] }, if last { ")" } else { "," })?;
+            let e = self.read_expr(&[], &[",", ")"], "\",\" or \")")?;
+            let closed = self.peek_op(")");
+            if closed && !last {
+                return Err(self.error_here(&format!("not enough arguments for cursor \"{}\"", self.vars[cursor].name)));
+            }
+            if !closed && last {
+                return Err(self.error_here(&format!("too many arguments for cursor \"{}\"", self.vars[cursor].name)));
+            }
             self.pos += 1;
             if vals[idx].is_some() {
-                return Err(self.error_here(&format!("value for parameter \"{}\" of cursor \"{}\" specified more than once", self.vars[nargs[idx]].name, self.vars[cursor].name)));
+                return Err(self.error_at_tok(arg_at, &format!("value for parameter \"{}\" of cursor \"{}\" specified more than once", self.vars[nargs[idx]].name, self.vars[cursor].name)));
             }
             vals[idx] = Some(e);
         }
@@ -1227,8 +1293,24 @@ impl<'a> Parser<'a> {
             self.pos += 1;
             return Ok(StmtKind::ReturnQuery(QuerySource::Static(e)));
         }
-        if self.eat_op(";") {
-            return Ok(StmtKind::Return(None));
+        // make_return_stmt: only an ordinary function's RETURN has a value
+        let with_value = |p: &Parser, code: &'static str, msg: &str| -> PgError {
+            PgError::new(code, msg.to_string()).with_position(Some(char_pos(p.src, p.toks[p.pos].start)))
+        };
+        if self.ret != ReturnKind::Value {
+            if self.eat_op(";") {
+                return Ok(StmtKind::Return(None));
+            }
+            if self.pos >= self.toks.len() {
+                return Err(self.syntax_error_here());
+            }
+            use tusk_types::sqlstate::{DATATYPE_MISMATCH, SYNTAX_ERROR};
+            return Err(match self.ret {
+                ReturnKind::Set => with_value(self, DATATYPE_MISMATCH, "RETURN cannot have a parameter in function returning set").with_hint("Use RETURN NEXT or RETURN QUERY."),
+                ReturnKind::Procedure => with_value(self, SYNTAX_ERROR, "RETURN cannot have a parameter in a procedure"),
+                ReturnKind::Void => with_value(self, DATATYPE_MISMATCH, "RETURN cannot have a parameter in function returning void"),
+                _ => with_value(self, DATATYPE_MISMATCH, "RETURN cannot have a parameter in function with OUT parameters"),
+            });
         }
         Ok(StmtKind::Return(Some(self.read_expr_semi()?)))
     }

@@ -102,6 +102,8 @@ impl Spi for TypesOnly {
 
 fn spec(params: &[(String, SqlType, char)]) -> FuncSpec<'_> {
     FuncSpec {
+        for_validator: false,
+        is_inline: false,
         context_name: "PL/pgSQL function f()".into(),
         name: "f".into(),
         params,
@@ -184,7 +186,9 @@ fn errors_as_postgres_reports_them() {
     assert_eq!(e("begin raise nosuch_condition; end").1, "unrecognized exception condition \"nosuch_condition\"");
     assert_eq!(e("<<a>> begin end b").1, "end label \"b\" differs from block's label \"a\"");
     assert_eq!(e("begin x := ; end").1, "\"x\" is not a known variable");
-    assert_eq!(e("declare x int; begin x := ; end").1, "missing expression");
+    // PostgreSQL 15 compiles `x := ;` and fails at run time ("assignment
+    // source returned 0 columns"); Tusk still refuses it here (left to do).
+    assert_eq!(e("declare x int; begin return ; end").1, "missing expression at or near \";\"");
     // PostgreSQL 15: the expression "1 + " ends early.
     assert_eq!(e("declare x int; begin x := 1 + ; end").1, "syntax error at end of input");
 }
