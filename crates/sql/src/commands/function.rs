@@ -486,7 +486,18 @@ pub fn create_function(s: &mut SqlSession, stmt: &pb::CreateFunctionStmt, sql: &
     if attrs.rows.is_some() && !retset {
         return Err(invalid_definition("ROWS is not applicable when function does not return a set"));
     }
-    validate(s, &f).map_err(|e| crate::fmgr::transpose_body_error(e, f.sql_body.as_deref().unwrap_or(&f.src), sql))?;
+    // Warnings the validator raises (plpgsql.extra_warnings) point into
+    // the CREATE statement as its errors do.
+    let queued = s.notices.borrow().len();
+    let body = f.sql_body.as_deref().unwrap_or(&f.src);
+    let validated = validate(s, &f).map_err(|e| crate::fmgr::transpose_body_error(e, body, sql));
+    {
+        let mut notices = s.notices.borrow_mut();
+        let from = queued.min(notices.len());
+        let raised: Vec<PgError> = notices.drain(from..).collect();
+        notices.extend(raised.into_iter().map(|n| crate::fmgr::transpose_body_error(n, body, sql)));
+    }
+    validated?;
     let mut f = f;
     let refs = references(s, &f)?;
     f.refs = refs.columns;
