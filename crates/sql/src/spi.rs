@@ -26,7 +26,7 @@ use crate::catalog::DbCatalog;
 use crate::executor::{self, ExecCx, StmtState};
 use crate::parser::{self, ParsedStatement};
 use crate::plan::{ModifyKind, Plan, PlannedQuery};
-use crate::procedural::{FetchDirection, ParamSource, ResolvedName, Spi, SpiPlan, SpiResult, VariableConflict};
+use crate::procedural::{FetchDirection, NamedTuplestore, ParamSource, ResolvedName, Spi, SpiPlan, SpiResult, VariableConflict};
 use crate::session::{is_stale_plan, SessionEnv, SqlSession};
 
 /// How the SPI reaches the session.
@@ -45,6 +45,9 @@ pub struct SessionSpi<'a> {
     access: Access<'a>,
     /// A procedure called non-atomically: COMMIT and ROLLBACK allowed.
     nonatomic: bool,
+    /// The named tuplestores its statements may read (a trigger's
+    /// transition tables: PostgreSQL's SPI_register_trigger_data).
+    query_env: Option<Rc<Vec<NamedTuplestore>>>,
 }
 
 /// A prepared statement: its parse tree and text, how its variables
@@ -101,12 +104,16 @@ struct Recorded {
     resolved: HashMap<Vec<String>, Option<(ResolvedName, usize)>>,
     param_types: HashMap<usize, Option<SqlType>>,
     fields: HashMap<usize, Option<Vec<(String, SqlType)>>>,
+    named: HashMap<String, Option<Vec<(String, SqlType)>>>,
     conflict: VariableConflict,
 }
 
 /// Records a `ParamSource`'s answers while passing them on.
 struct Recorder<'a> {
     inner: &'a dyn ParamSource,
+    /// The SPI's query environment: its named tuplestores resolve here,
+    /// whatever the language's own names are.
+    query_env: Option<&'a [NamedTuplestore]>,
     record: RefCell<Recorded>,
 }
 
@@ -129,6 +136,11 @@ impl ParamSource for Recorder<'_> {
     fn conflict(&self) -> VariableConflict {
         self.inner.conflict()
     }
+    fn named_relation(&self, name: &str) -> Option<Vec<(String, SqlType)>> {
+        let r = self.query_env.and_then(|env| env.iter().find(|t| t.name == name)).map(|t| t.columns.clone());
+        self.record.borrow_mut().named.insert(name.to_string(), r.clone());
+        r
+    }
 }
 
 impl ParamSource for Recorded {
@@ -144,6 +156,9 @@ impl ParamSource for Recorded {
     }
     fn conflict(&self) -> VariableConflict {
         self.conflict
+    }
+    fn named_relation(&self, name: &str) -> Option<Vec<(String, SqlType)>> {
+        self.named.get(name).cloned().flatten()
     }
 }
 
@@ -183,12 +198,18 @@ fn tag_for(planned: &PlannedQuery, rows: u64, modified: u64) -> String {
 impl<'a> SessionSpi<'a> {
     /// For code called from inside a query.
     pub fn shared(s: &'a SqlSession) -> SessionSpi<'a> {
-        SessionSpi { access: Access::Shared(s), nonatomic: false }
+        SessionSpi { access: Access::Shared(s), nonatomic: false, query_env: None }
+    }
+
+    /// For a trigger function, whose statements read its transition tables.
+    pub fn with_query_env(mut self, env: Vec<NamedTuplestore>) -> SessionSpi<'a> {
+        self.query_env = (!env.is_empty()).then(|| Rc::new(env));
+        self
     }
 
     /// For a DO block or a CALL run by the protocol layer.
     pub fn exclusive(s: &'a mut SqlSession, nonatomic: bool) -> SessionSpi<'a> {
-        SessionSpi { access: Access::Exclusive(s as *mut SqlSession, PhantomData), nonatomic }
+        SessionSpi { access: Access::Exclusive(s as *mut SqlSession, PhantomData), nonatomic, query_env: None }
     }
 
     pub fn session(&self) -> &SqlSession {
@@ -226,7 +247,7 @@ impl<'a> SessionSpi<'a> {
         }
         let stmt = stmts.pop().expect("one statement");
         let command = command_of(&stmt.node);
-        let recorder = Recorder { inner: params, record: RefCell::new(Recorded { conflict: params.conflict(), ..Default::default() }) };
+        let recorder = Recorder { inner: params, query_env: self.query_env.as_deref().map(Vec::as_slice), record: RefCell::new(Recorded { conflict: params.conflict(), ..Default::default() }) };
         let mut call_outputs = Vec::new();
         let (plan, columns, returns_rows) = if let pg_query::NodeEnum::CallStmt(c) = &stmt.node {
             // Analyzed now for its errors and its output parameters'
@@ -261,6 +282,17 @@ impl<'a> SessionSpi<'a> {
     }
 
     fn run(&self, p: &Prepared, args: &[Datum], max_rows: usize) -> PgResult<SpiResult> {
+        // The statement (and only it, not the functions it calls, which
+        // run their statements through SPIs of their own) sees this SPI's
+        // named tuplestores.
+        let s = self.session();
+        s.query_envs.borrow_mut().push(self.query_env.clone());
+        let r = self.run_in_env(p, args, max_rows);
+        s.query_envs.borrow_mut().pop();
+        r
+    }
+
+    fn run_in_env(&self, p: &Prepared, args: &[Datum], max_rows: usize) -> PgResult<SpiResult> {
         if let pg_query::NodeEnum::CallStmt(c) = &p.stmt.node {
             let s = self.session_mut("CALL")?;
             let call = crate::commands::function::analyze_call(s, c, &p.sql, Some(&p.names))?;

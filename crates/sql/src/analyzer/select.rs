@@ -299,6 +299,29 @@ impl<'a> Analyzer<'a> {
             if let Some(rte) = self.cte_rte(&rv.relname, rv.alias.as_ref())? {
                 return Ok(rte);
             }
+            // Then the query environment's named tuplestores (a trigger
+            // function's transition tables), as scanNameSpaceForENR.
+            if let Some(columns) = self.param_source.and_then(|p| p.named_relation(&rv.relname)) {
+                let alias = rv.alias.as_ref();
+                let (names, types): (Vec<String>, Vec<SqlType>) = columns.into_iter().unzip();
+                if let Some(a) = alias {
+                    if a.colnames.len() > names.len() {
+                        return Err(PgError::new(
+                            sqlstate::INVALID_COLUMN_REFERENCE,
+                            format!("table \"{}\" has {} columns available but {} columns specified", a.aliasname, names.len(), a.colnames.len()),
+                        ));
+                    }
+                }
+                return Ok(RangeTblEntry {
+                    kind: RteKind::NamedTuplestore { name: rv.relname.clone() },
+                    alias: alias.map(|a| a.aliasname.clone()).unwrap_or_else(|| rv.relname.clone()),
+                    has_alias: alias.is_some(),
+                    col_names: apply_alias_cols(names, alias),
+                    col_types: types,
+                    lateral: false,
+                    inh: false,
+                });
+            }
         }
         let rel = self.range_var_relation(rv)?;
         if rel.kind != RelKind::Index {
@@ -1468,7 +1491,7 @@ pub(crate) fn escape(q: &Query, memo: &mut EscapeMemo) -> PgResult<u32> {
             RteKind::Function { call, .. } => expr(call, memo)?,
             RteKind::Cte { levels_up, .. } => *levels_up,
             RteKind::Join { columns, .. } => columns.iter().map(|e| expr(e, memo)).try_fold(0, |a, n| n.map(|n| a.max(n)))?,
-            RteKind::Relation(_) => 0,
+            RteKind::Relation(_) | RteKind::NamedTuplestore { .. } => 0,
         };
         out = out.max(n);
     }
@@ -1549,7 +1572,7 @@ pub(crate) fn shift_outer_refs(q: &mut Query, by: u32, depth: u32, memo: &mut Es
                 }
             }
             RteKind::Join { columns, .. } => columns.iter_mut().for_each(ex),
-            RteKind::Relation(_) => {}
+            RteKind::Relation(_) | RteKind::NamedTuplestore { .. } => {}
         }
     }
     fn from_item(f: &mut FromItem, ex: &dyn Fn(&mut Expr)) {

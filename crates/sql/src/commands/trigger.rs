@@ -87,9 +87,7 @@ pub fn create_trigger(s: &mut SqlSession, stmt: &pb::CreateTrigStmt, sql: &str) 
                 return Err(PgError::new(sqlstate::FEATURE_NOT_SUPPORTED, "INSTEAD OF triggers cannot have column lists"));
             }
         }
-        if !stmt.transition_rels.is_empty() {
-            return Err(PgError::unsupported("transition tables (REFERENCING OLD/NEW TABLE)"));
-        }
+        let (old_table, new_table) = transition_names(stmt, &rel, events, row)?;
         if stmt.isconstraint && stmt.initdeferred {
             return Err(PgError::unsupported("deferred constraint triggers (INITIALLY DEFERRED)"));
         }
@@ -184,8 +182,8 @@ pub fn create_trigger(s: &mut SqlSession, stmt: &pb::CreateTrigStmt, sql: &str) 
             columns,
             args: strings(&stmt.args),
             when,
-            old_table: None,
-            new_table: None,
+            old_table,
+            new_table,
         };
         match existing {
             Some(i) => t.triggers[i] = trigger,
@@ -194,6 +192,63 @@ pub fn create_trigger(s: &mut SqlSession, stmt: &pb::CreateTrigStmt, sql: &str) 
         d.put(&t)?;
     }
     s.reload_txn_catalog()
+}
+
+/// The REFERENCING clause's OLD TABLE and NEW TABLE names, with the
+/// checks PostgreSQL's CreateTriggerFiringOn makes of them.
+fn transition_names(stmt: &pb::CreateTrigStmt, rel: &Relation, events: i16, row: bool) -> PgResult<(Option<String>, Option<String>)> {
+    let (mut old, mut new): (Option<String>, Option<String>) = (None, None);
+    let unsupported = |m: &str| Err(PgError::new(sqlstate::FEATURE_NOT_SUPPORTED, m.to_string()));
+    let invalid = |m: &str| Err(PgError::new(sqlstate::INVALID_OBJECT_DEFINITION, m.to_string()));
+    for n in &stmt.transition_rels {
+        let Some(NodeEnum::TriggerTransition(tt)) = &n.node else { return Err(PgError::internal("REFERENCING item")) };
+        if !tt.is_table {
+            return Err(PgError::new(sqlstate::FEATURE_NOT_SUPPORTED, "ROW variable naming in the REFERENCING clause is not supported")
+                .with_hint("Use OLD TABLE or NEW TABLE for naming transition tables."));
+        }
+        match rel.kind {
+            RelKind::ForeignTable => return Err(wrong_object(format!("\"{}\" is a foreign table", rel.name), "Triggers on foreign tables cannot have transition tables.")),
+            RelKind::View => return Err(wrong_object(format!("\"{}\" is a view", rel.name), "Triggers on views cannot have transition tables.")),
+            _ => {}
+        }
+        if row && !rel.inherits.is_empty() {
+            return unsupported("ROW triggers with transition tables are not supported on inheritance children");
+        }
+        if stmt.timing != 0 {
+            return invalid("transition table name can only be specified for an AFTER trigger");
+        }
+        if events & TRIGGER_TYPE_TRUNCATE != 0 {
+            return unsupported("TRUNCATE triggers with transition tables are not supported");
+        }
+        let kinds = [TRIGGER_TYPE_INSERT, TRIGGER_TYPE_UPDATE, TRIGGER_TYPE_DELETE].iter().filter(|&&b| events & b != 0).count();
+        if kinds != 1 {
+            return unsupported("transition tables cannot be specified for triggers with more than one event");
+        }
+        if !stmt.columns.is_empty() {
+            return unsupported("transition tables cannot be specified for triggers with column lists");
+        }
+        if tt.is_new {
+            if events & (TRIGGER_TYPE_INSERT | TRIGGER_TYPE_UPDATE) == 0 {
+                return invalid("NEW TABLE can only be specified for an INSERT or UPDATE trigger");
+            }
+            if new.is_some() {
+                return invalid("NEW TABLE cannot be specified multiple times");
+            }
+            new = Some(tt.name.clone());
+        } else {
+            if events & (TRIGGER_TYPE_DELETE | TRIGGER_TYPE_UPDATE) == 0 {
+                return invalid("OLD TABLE can only be specified for a DELETE or UPDATE trigger");
+            }
+            if old.is_some() {
+                return invalid("OLD TABLE cannot be specified multiple times");
+            }
+            old = Some(tt.name.clone());
+        }
+    }
+    if old.is_some() && old == new {
+        return invalid("OLD TABLE name and NEW TABLE name cannot be the same");
+    }
+    Ok((old, new))
 }
 
 fn relkind_plural(k: RelKind) -> &'static str {
@@ -354,6 +409,15 @@ pub fn triggerdef(catalog: &crate::catalog::DbCatalog, rel: &Relation, t: &Trigg
         }
         out.push_str(if t.deferrable { "DEFERRABLE " } else { "NOT DEFERRABLE " });
         out.push_str(if t.initdeferred { "INITIALLY DEFERRED " } else { "INITIALLY IMMEDIATE " });
+    }
+    if t.old_table.is_some() || t.new_table.is_some() {
+        out.push_str("REFERENCING ");
+        if let Some(o) = &t.old_table {
+            out.push_str(&format!("OLD TABLE AS {} ", quote(o)));
+        }
+        if let Some(n) = &t.new_table {
+            out.push_str(&format!("NEW TABLE AS {} ", quote(n)));
+        }
     }
     out.push_str(if t.is_row() { "FOR EACH ROW " } else { "FOR EACH STATEMENT " });
     if let Some(w) = &t.when {

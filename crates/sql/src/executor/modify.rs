@@ -25,7 +25,7 @@ use crate::expr::Expr;
 use crate::plan::{ModifyKind, OnConflictPlan};
 use crate::functions::DeferredCheck;
 use crate::catalog::trigger::{TriggerEvent, TriggerTiming};
-use super::trigger::{AfterEvent, TableTriggers};
+use super::trigger::{AfterEvent, TableTriggers, TransitionKind};
 
 /// Rows written, for the command tag.
 #[derive(Clone, Copy, Debug, Default)]
@@ -624,6 +624,7 @@ impl RowInserter {
         }
         let Some(row) = self.writer.before_insert(&info, row.to_vec(), cx)? else { return Ok(false) };
         self.writer.insert_row(&info, &row, cx)?;
+        capture(&info, TransitionKind::InsertNew, &row);
         self.writer.after_row(&info, TriggerEvent::Insert, None, Some(&row), None, cx)?;
         Ok(true)
     }
@@ -815,8 +816,10 @@ impl ModifyNode {
             }
         }
         // Statement-level triggers (an INSERT ... ON CONFLICT DO UPDATE
-        // fires the UPDATE ones too).
-        let stmt_triggers = TableTriggers::of(&self.rel, cx);
+        // fires the UPDATE ones too); the target's row triggers are the
+        // same, and share the statement's transition tables.
+        let info = self.writer.info(self.rel.oid, cx)?;
+        let stmt_triggers = info.triggers.clone();
         let events: Vec<TriggerEvent> = match self.kind {
             ModifyKind::Insert if self.on_conflict.as_ref().is_some_and(|c| c.do_update) => vec![TriggerEvent::Insert, TriggerEvent::Update],
             ModifyKind::Insert => vec![TriggerEvent::Insert],
@@ -838,7 +841,6 @@ impl ModifyNode {
             rows.push(r);
         }
         drop(input);
-        let info = self.writer.info(self.rel.oid, cx)?;
         let mut out = Vec::new();
         match self.kind {
             ModifyKind::Insert => {
@@ -893,6 +895,10 @@ impl ModifyNode {
                         }
                     }
                     let new_key = self.writer.update_row(&route.info, key, &latest, new.clone(), cx, 0)?;
+                    if let Some(t) = &info.triggers {
+                        t.capture(TransitionKind::UpdateOld, &latest_target);
+                        t.capture(TransitionKind::UpdateNew, &route.as_target(&new));
+                    }
                     if route.info.triggers.is_some() {
                         let cols: Vec<usize> = self.update_cols.iter().map(|&c| route.column(c)).collect();
                         self.writer.after_row(&route.info, TriggerEvent::Update, Some(&latest), Some(&new), Some(&cols), cx)?;
@@ -929,6 +935,9 @@ impl ModifyNode {
                     }
                     self.writer.fks_in(&route.info, &latest, None, cx, 0)?;
                     route.info.table.delete(&latest, key, cx)?;
+                    if let Some(t) = &info.triggers {
+                        t.capture(TransitionKind::DeleteOld, &latest_target);
+                    }
                     self.writer.after_row(&route.info, TriggerEvent::Delete, Some(&latest), None, None, cx)?;
                     let system = self.system_values(&route.info, key);
                     self.emit_joined(&latest_target, system, &row, &mut out, cx)?;
@@ -949,6 +958,7 @@ impl ModifyNode {
         let Some(row) = self.writer.before_insert(info, row, cx)? else { return Ok(()) };
         let Some(oc) = self.on_conflict.clone() else {
             let key = self.writer.insert_row(info, &row, cx)?;
+            capture(info, TransitionKind::InsertNew, &row);
             self.writer.after_row(info, TriggerEvent::Insert, None, Some(&row), None, cx)?;
             let system = self.system_values(info, &key);
             return self.emit_joined(&row, system, &[], out, cx);
@@ -973,6 +983,7 @@ impl ModifyNode {
                 info.table.insert(&row, &key, cx)?;
                 self.writer.defer_unique_checks(info, &row, None, cx)?;
                 self.writer.defer_fk_check(info, &row, None, &key, cx);
+                capture(info, TransitionKind::InsertNew, &row);
                 self.writer.after_row(info, TriggerEvent::Insert, None, Some(&row), None, cx)?;
                 let system = self.system_values(info, &key);
                 self.conflict_updated.insert(key);
@@ -1022,12 +1033,21 @@ impl ModifyNode {
                     }
                 }
                 let nk = self.writer.update_row(info, &existing_key, &existing, new.clone(), cx, 0)?;
+                capture(info, TransitionKind::UpdateOld, &existing);
+                capture(info, TransitionKind::UpdateNew, &new);
                 self.writer.after_row(info, TriggerEvent::Update, Some(&existing), Some(&new), Some(&set_cols), cx)?;
                 let system = self.system_values(info, &nk);
                 self.conflict_updated.insert(nk);
                 self.emit_joined(&new, system, &[], out, cx)
             }
         }
+    }
+}
+
+/// Adds a row the statement wrote to its target's transition table.
+fn capture(info: &RelInfo, kind: TransitionKind, row: &[Datum]) {
+    if let Some(t) = &info.triggers {
+        t.capture(kind, row);
     }
 }
 

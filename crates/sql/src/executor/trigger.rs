@@ -1,7 +1,9 @@
 //! Firing DML triggers (PostgreSQL's trigger.c, the executor half): the
 //! triggers of a table a statement writes, BEFORE ROW triggers that change
 //! or skip a row, AFTER ROW events queued to the end of the statement,
-//! statement-level triggers, `UPDATE OF` columns and `WHEN` conditions.
+//! statement-level triggers, `UPDATE OF` columns and `WHEN` conditions,
+//! and the transition tables (REFERENCING OLD/NEW TABLE) a statement
+//! collects for its AFTER triggers.
 //!
 //! A trigger function runs through the session (`Env::call_trigger`),
 //! which hands it to its language's handler with a `TriggerData`.
@@ -13,11 +15,11 @@ use std::sync::Arc;
 use tusk_types::{sqlstate, Datum, Oid, PgError, PgResult, SqlType};
 
 use super::eval::eval_pred;
-use super::ExecCx;
+use super::{ExecCx, Row};
 use crate::catalog::trigger::{Trigger, TriggerEvent, TriggerTiming};
 use crate::catalog::Relation;
 use crate::expr::Expr;
-use crate::procedural::TriggerData;
+use crate::procedural::{NamedTuplestore, TriggerData};
 
 /// The enabled triggers of one table, in name order (the order PostgreSQL
 /// fires them in), with their WHEN conditions compiled as first needed.
@@ -28,6 +30,42 @@ pub struct TableTriggers {
     /// Each trigger's `TriggerData` without its rows, made at its first
     /// firing in the statement and reused for the rows after it.
     data_cache: RefCell<Vec<Option<TriggerData>>>,
+    /// The statement's transition tables, collected when some trigger
+    /// names them.
+    transition: [Transition; 4],
+}
+
+/// The transition tables of a statement: inserted rows, old and new
+/// versions of updated rows, deleted rows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TransitionKind {
+    InsertNew = 0,
+    UpdateOld = 1,
+    UpdateNew = 2,
+    DeleteOld = 3,
+}
+
+/// One transition table being collected.
+#[derive(Default)]
+struct Transition {
+    /// Whether a trigger reads it (only then are rows kept).
+    wanted: bool,
+    rows: RefCell<Vec<Row>>,
+    /// The rows as handed to trigger functions, made once after the last
+    /// row was added.
+    frozen: RefCell<Option<Arc<Vec<Row>>>>,
+}
+
+impl TransitionKind {
+    /// The tables a trigger of `event` reads as OLD TABLE and NEW TABLE.
+    fn of(event: TriggerEvent) -> (Option<TransitionKind>, Option<TransitionKind>) {
+        match event {
+            TriggerEvent::Insert => (None, Some(TransitionKind::InsertNew)),
+            TriggerEvent::Update => (Some(TransitionKind::UpdateOld), Some(TransitionKind::UpdateNew)),
+            TriggerEvent::Delete => (Some(TransitionKind::DeleteOld), None),
+            TriggerEvent::Truncate => (None, None),
+        }
+    }
 }
 
 /// An AFTER ROW event waiting for the end of its statement.
@@ -54,7 +92,55 @@ impl TableTriggers {
         }
         triggers.sort_by(|a, b| a.name.cmp(&b.name));
         let data_cache = RefCell::new(vec![None; triggers.len()]);
-        Some(TableTriggers { rel: rel.clone(), triggers, when: RefCell::new(HashMap::new()), data_cache })
+        let mut transition: [Transition; 4] = Default::default();
+        for t in triggers.iter().filter(|t| t.timing() == TriggerTiming::After) {
+            for event in [TriggerEvent::Insert, TriggerEvent::Update, TriggerEvent::Delete] {
+                if !t.fires_on(event) {
+                    continue;
+                }
+                let (old, new) = TransitionKind::of(event);
+                if let (Some(k), Some(_)) = (old, &t.old_table) {
+                    transition[k as usize].wanted = true;
+                }
+                if let (Some(k), Some(_)) = (new, &t.new_table) {
+                    transition[k as usize].wanted = true;
+                }
+            }
+        }
+        Some(TableTriggers { rel: rel.clone(), triggers, when: RefCell::new(HashMap::new()), data_cache, transition })
+    }
+
+    /// Whether the statement collects transition table `kind`.
+    pub fn wants(&self, kind: TransitionKind) -> bool {
+        self.transition[kind as usize].wanted
+    }
+
+    /// Adds a written row (in this table's column order) to a transition
+    /// table, if a trigger reads it.
+    pub fn capture(&self, kind: TransitionKind, row: &[Datum]) {
+        let t = &self.transition[kind as usize];
+        if t.wanted {
+            t.rows.borrow_mut().push(row.to_vec());
+            t.frozen.borrow_mut().take();
+        }
+    }
+
+    /// The transition tables trigger `i` names, for a firing on `event`.
+    fn transition_tables(&self, i: usize, event: TriggerEvent) -> Vec<NamedTuplestore> {
+        let t = &self.triggers[i];
+        if t.old_table.is_none() && t.new_table.is_none() {
+            return Vec::new();
+        }
+        let (old, new) = TransitionKind::of(event);
+        let columns: Vec<(String, SqlType)> = self.rel.live_columns().map(|(_, c)| (c.name.clone(), SqlType::with_typmod(c.type_oid, c.typmod))).collect();
+        let mut out = Vec::new();
+        for (name, kind) in [(&t.old_table, old), (&t.new_table, new)] {
+            let (Some(name), Some(kind)) = (name, kind) else { continue };
+            let tr = &self.transition[kind as usize];
+            let rows = tr.frozen.borrow_mut().get_or_insert_with(|| Arc::new(tr.rows.borrow().clone())).clone();
+            out.push(NamedTuplestore { name: name.clone(), columns: columns.clone(), rows });
+        }
+        out
     }
 
     pub fn has(&self, timing: TriggerTiming, row: bool, event: TriggerEvent) -> bool {
@@ -112,6 +198,7 @@ impl TableTriggers {
             columns: self.rel.live_columns().map(|(_, c)| (c.name.clone(), SqlType::with_typmod(c.type_oid, c.typmod))).collect(),
             new: new.map(|r| r.to_vec()),
             old: old.map(|r| r.to_vec()),
+            transition: Vec::new(),
         }
     }
 
@@ -127,10 +214,12 @@ impl TableTriggers {
         };
         data.new = new.map(|r| r.to_vec());
         data.old = old.map(|r| r.to_vec());
+        data.transition = self.transition_tables(i, event);
         let out = cx.env.call_trigger(self.triggers[i].function, &data);
         let width = data.columns.len();
         data.new = None;
         data.old = None;
+        data.transition = Vec::new();
         self.data_cache.borrow_mut()[i] = Some(data);
         Ok((out?, width))
     }

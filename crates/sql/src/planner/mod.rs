@@ -1051,6 +1051,14 @@ impl<'a> Planner<'a> {
                 }
                 Ok((plan, layout))
             }
+            RteKind::NamedTuplestore { name } => {
+                let layout = Layout::single(idx, rte.col_names.len(), false);
+                let mut plan = Plan::NamedTuplestore { name: name.clone(), label: Label::of(rte) };
+                if let Some(pred) = self.convert_all(quals, &layout)? {
+                    plan = Plan::Filter { input: plan.boxed(), predicate: pred };
+                }
+                Ok((plan, layout))
+            }
             RteKind::Join { .. } => Err(PgError::internal("join RTE planned directly")),
         }
     }
