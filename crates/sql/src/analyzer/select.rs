@@ -328,51 +328,7 @@ impl<'a> Analyzer<'a> {
             self.note_perm(rel.oid, crate::catalog::acl::SELECT, false);
         }
         match rel.kind {
-            RelKind::View => {
-                let view = rel.view.as_ref().ok_or_else(|| PgError::internal("view without definition"))?;
-                let parsed = crate::parser::parse(&view.query)?;
-                let Some(NodeEnum::SelectStmt(sel)) = parsed.into_iter().next().map(|p| p.node) else {
-                    return Err(PgError::internal("view definition is not a SELECT"));
-                };
-                // The view's query sees nothing of the query that uses it.
-                // Its relations are checked as the view's owner, and its
-                // names were resolved when it was created.
-                let recursive = self.expanding_views.contains(&rel.oid);
-                if recursive && !self.defining_view {
-                    return Err(PgError::new(
-                        sqlstate::INVALID_OBJECT_DEFINITION,
-                        format!("infinite recursion detected in rules for relation \"{}\"", rel.name),
-                    ));
-                }
-                let mut q = if recursive {
-                    // Only the view's columns matter to the definition.
-                    let mut q = Query::new(CommandKind::Select);
-                    q.targets = rel
-                        .live_columns()
-                        .map(|(_, c)| TargetEntry { expr: Expr::null(c.sql_type()), name: c.name.clone(), junk: false, origin: None })
-                        .collect();
-                    q
-                } else {
-                    let saved_levels = std::mem::take(&mut self.levels);
-                    let saved_acl = (self.acl_user.take(), self.perm_as.replace(rel.owner));
-                    self.expanding_views.push(rel.oid);
-                    let q = self.analyze_select_stmt(&sel);
-                    self.expanding_views.pop();
-                    (self.acl_user, self.perm_as) = saved_acl;
-                    self.levels = saved_levels;
-                    q?
-                };
-                q.expanded_view = Some(rel.oid);
-                // Output column names are the view's (which may have been renamed).
-                let names: Vec<String> = rel.live_columns().map(|(_, c)| c.name.clone()).collect();
-                for (t, n) in q.targets.iter_mut().filter(|t| !t.junk).zip(names.iter()) {
-                    t.name = n.clone();
-                }
-                let alias = rv.alias.clone().unwrap_or(pb::Alias { aliasname: rel.name.clone(), colnames: vec![] });
-                let mut rte = self.subquery_rte(q, &alias, false)?;
-                rte.has_alias = rv.alias.is_some();
-                Ok(rte)
-            }
+            RelKind::View => self.view_rte(&rel, rv.alias.as_ref()),
             RelKind::Table | RelKind::Sequence => {
                 let mut rte = self.relation_rte(rel, rv.alias.as_ref())?;
                 rte.inh = rv.inh;
@@ -382,6 +338,55 @@ impl<'a> Analyzer<'a> {
             RelKind::Index => Err(PgError::new(sqlstate::WRONG_OBJECT_TYPE, format!("\"{}\" is an index", rel.name))
                 .with_position(pos(rv.location))),
         }
+    }
+
+    /// A view read in a query: its definition analyzed as a subquery
+    /// (what PostgreSQL's rewriter makes of it).
+    pub(crate) fn view_rte(&mut self, rel: &Arc<crate::catalog::Relation>, alias: Option<&pb::Alias>) -> PgResult<RangeTblEntry> {
+        let has_alias = alias.is_some();
+        let view = rel.view.as_ref().ok_or_else(|| PgError::internal("view without definition"))?;
+        let parsed = crate::parser::parse(&view.query)?;
+        let Some(NodeEnum::SelectStmt(sel)) = parsed.into_iter().next().map(|p| p.node) else {
+            return Err(PgError::internal("view definition is not a SELECT"));
+        };
+        // The view's query sees nothing of the query that uses it.
+        // Its relations are checked as the view's owner, and its
+        // names were resolved when it was created.
+        let recursive = self.expanding_views.contains(&rel.oid);
+        if recursive && !self.defining_view {
+            return Err(PgError::new(
+                sqlstate::INVALID_OBJECT_DEFINITION,
+                format!("infinite recursion detected in rules for relation \"{}\"", rel.name),
+            ));
+        }
+        let mut q = if recursive {
+            // Only the view's columns matter to the definition.
+            let mut q = Query::new(CommandKind::Select);
+            q.targets = rel
+                .live_columns()
+                .map(|(_, c)| TargetEntry { expr: Expr::null(c.sql_type()), name: c.name.clone(), junk: false, origin: None })
+                .collect();
+            q
+        } else {
+            let saved_levels = std::mem::take(&mut self.levels);
+            let saved_acl = (self.acl_user.take(), self.perm_as.replace(rel.owner));
+            self.expanding_views.push(rel.oid);
+            let q = self.analyze_select_stmt(&sel);
+            self.expanding_views.pop();
+            (self.acl_user, self.perm_as) = saved_acl;
+            self.levels = saved_levels;
+            q?
+        };
+        q.expanded_view = Some(rel.oid);
+        // Output column names are the view's (which may have been renamed).
+        let names: Vec<String> = rel.live_columns().map(|(_, c)| c.name.clone()).collect();
+        for (t, n) in q.targets.iter_mut().filter(|t| !t.junk).zip(names.iter()) {
+            t.name = n.clone();
+        }
+        let alias = alias.cloned().unwrap_or(pb::Alias { aliasname: rel.name.clone(), colnames: vec![] });
+        let mut rte = self.subquery_rte(q, &alias, false)?;
+        rte.has_alias = has_alias;
+        Ok(rte)
     }
 
     fn cte_rte(&mut self, name: &str, alias: Option<&pb::Alias>) -> PgResult<Option<RangeTblEntry>> {

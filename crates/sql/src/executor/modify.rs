@@ -800,7 +800,61 @@ impl ModifyNode {
         Ok(())
     }
 
+    /// INSERT, UPDATE or DELETE on a view through its INSTEAD OF
+    /// triggers: each row goes to them (NEW for INSERT and UPDATE, OLD for
+    /// UPDATE and DELETE, as rows of the view); one returning NULL leaves
+    /// the row out of the count and of RETURNING, which reads the row the
+    /// triggers returned (the old row for DELETE).
+    fn run_instead(&mut self, mut input: Box<dyn Node>, cx: &ExecCx) -> PgResult<Vec<Row>> {
+        let event = match self.kind {
+            ModifyKind::Insert => TriggerEvent::Insert,
+            ModifyKind::Update => TriggerEvent::Update,
+            ModifyKind::Delete => TriggerEvent::Delete,
+        };
+        let triggers = TableTriggers::of(&self.rel, cx);
+        let set_cols = (self.kind == ModifyKind::Update).then(|| self.update_cols.clone());
+        if let Some(t) = &triggers {
+            t.statement(TriggerTiming::Before, event, set_cols.as_deref(), cx)?;
+        }
+        let mut rows = Vec::new();
+        while let Some(r) = input.next(cx)? {
+            rows.push(r);
+        }
+        drop(input);
+        let ncols = self.rel.live_columns().count();
+        let mut out = Vec::new();
+        for row in rows {
+            cx.check()?;
+            let (old, new) = match self.kind {
+                ModifyKind::Insert => (None, Some(row[..ncols].to_vec())),
+                ModifyKind::Update => {
+                    let mut new = row[..ncols].to_vec();
+                    for (i, &c) in self.update_cols.iter().enumerate() {
+                        new[c] = row[self.old_width + i].clone();
+                    }
+                    (Some(row[..ncols].to_vec()), Some(new))
+                }
+                ModifyKind::Delete => (Some(row[..ncols].to_vec()), None),
+            };
+            let result = match &triggers {
+                // (disabled triggers leave the row as it was, counted)
+                Some(t) => t.before_row(TriggerTiming::InsteadOf, event, old.as_deref(), new, None, cx)?,
+                None => new.or(old),
+            };
+            let Some(result) = result else { continue };
+            let joined: &[Datum] = if self.kind == ModifyKind::Insert { &[] } else { &row };
+            self.emit_joined(&result, None, joined, &mut out, cx)?;
+        }
+        if let Some(t) = &triggers {
+            t.statement(TriggerTiming::After, event, set_cols.as_deref(), cx)?;
+        }
+        Ok(out)
+    }
+
     fn run(&mut self, mut input: Box<dyn Node>, cx: &ExecCx) -> PgResult<Vec<Row>> {
+        if self.rel.kind == crate::catalog::RelKind::View {
+            return self.run_instead(input, cx);
+        }
         // CheckValidResultRel: tables a publication publishes these
         // changes of need a replica identity.
         let replicated = match self.kind {
