@@ -18,8 +18,8 @@
 //! is computed when the view is made and kept in its row
 //! (`ViewInfo::refs`), as PostgreSQL keeps it in its rule's pg_depend rows.
 //!
-//! Tusk has no row types, toast tables, triggers or user-defined functions,
-//! so there are no rows for them; dependencies on built-in objects are not
+//! Tusk has no row types or toast tables, so there are no rows for them
+//! (and a function's own dependencies are not derived yet); dependencies on built-in objects are not
 //! recorded, as PostgreSQL records none on pinned objects.
 
 use std::cmp::Ordering;
@@ -39,6 +39,7 @@ pub const PG_DATABASE: Oid = 1262;
 pub const PG_ATTRDEF: Oid = 2604;
 pub const PG_CONSTRAINT: Oid = 2606;
 pub const PG_REWRITE: Oid = 2618;
+pub const PG_TRIGGER: Oid = 2620;
 pub const PG_NAMESPACE: Oid = 2615;
 pub const PG_SUBSCRIPTION: Oid = 6100;
 pub const PG_PUBLICATION: Oid = 6104;
@@ -220,6 +221,11 @@ pub fn rule_view(cat: &DbCatalog, oid: Oid) -> Option<&Arc<Relation>> {
     cat.relations.values().find(|r| r.kind == RelKind::View && rule_oid(r) == oid)
 }
 
+/// A trigger and its table.
+pub fn trigger_by_oid(cat: &DbCatalog, oid: Oid) -> Option<(&Arc<Relation>, &trigger::Trigger)> {
+    cat.relations.values().find_map(|r| r.triggers.iter().find(|t| t.oid == oid).map(|t| (r, t)))
+}
+
 /// A constraint and its table.
 pub fn constraint_by_oid(cat: &DbCatalog, oid: Oid) -> Option<(&Arc<Relation>, &Constraint)> {
     cat.relations.values().find_map(|r| r.constraints.iter().find(|c| c.oid == oid).map(|c| (r, c)))
@@ -234,6 +240,24 @@ fn relation_dependencies(cat: &DbCatalog, rel: &Relation, out: &mut Vec<Dependen
     // CreateForeignTable: a foreign table depends on its server.
     if let Some(f) = &rel.foreign {
         push(me, ObjectAddress::new(super::foreign::PG_FOREIGN_SERVER, f.server, 0), DepType::Normal);
+    }
+    // CreateTriggerFiringOn: a trigger goes with its table ('a'), and
+    // holds its function and the columns of UPDATE OF and WHEN ('n').
+    for t in &rel.triggers {
+        let trig = ObjectAddress::new(PG_TRIGGER, t.oid, 0);
+        push(trig, ObjectAddress::new(PG_PROC_CLASS, t.function, 0), DepType::Normal);
+        push(trig, me, DepType::Auto);
+        if t.constrrel != 0 {
+            push(trig, ObjectAddress::relation(t.constrrel), DepType::Auto);
+        }
+        for &a in &t.columns {
+            push(trig, ObjectAddress::column(rel.oid, a), DepType::Normal);
+        }
+        if let Some(w) = &t.when {
+            for a in columns_read(rel, w) {
+                push(trig, ObjectAddress::column(rel.oid, a), DepType::Normal);
+            }
+        }
     }
     match rel.kind {
         RelKind::Table | RelKind::ForeignTable => {
@@ -610,6 +634,10 @@ pub fn describe(cat: &DbCatalog, cluster: Option<&ClusterCatalog>, obj: ObjectAd
         PG_ATTRDEF => {
             let (t, a) = attrdef_column(cat, obj.oid)?;
             Some(format!("default value for {}", column(t, a as i32)?))
+        }
+        PG_TRIGGER => {
+            let (r, t) = trigger_by_oid(cat, obj.oid)?;
+            Some(format!("trigger {} on {}", t.name, relation(r.oid)?))
         }
         PG_REWRITE => {
             let v = rule_view(cat, obj.oid)?;

@@ -302,6 +302,7 @@ struct Changes {
     namespaces: Vec<Oid>,
     columns: BTreeSet<(Oid, i16)>,
     constraints: BTreeSet<Oid>,
+    triggers: BTreeSet<Oid>,
     defaults: BTreeSet<(Oid, i16)>,
     comments: Vec<(Oid, Oid, Option<i32>)>,
     publications: BTreeSet<Oid>,
@@ -335,6 +336,10 @@ fn delete_objects(d: &Ddl, catalog: &Arc<DbCatalog>, order: &[ObjectAddress]) ->
             }
             // A view's rule goes with the view.
             PG_REWRITE => {}
+            PG_TRIGGER => {
+                ch.triggers.insert(o.oid);
+                ch.comments.push((PG_TRIGGER, o.oid, None));
+            }
             PG_NAMESPACE => {
                 ch.namespaces.push(o.oid);
                 ch.comments.push((PG_NAMESPACE, o.oid, None));
@@ -360,6 +365,11 @@ fn delete_objects(d: &Ddl, catalog: &Arc<DbCatalog>, order: &[ObjectAddress]) ->
     touched.extend(ch.defaults.iter().map(|c| c.0));
     for &c in &ch.constraints {
         if let Some((t, _)) = constraint_by_oid(catalog, c) {
+            touched.insert(t.oid);
+        }
+    }
+    for &c in &ch.triggers {
+        if let Some((t, _)) = trigger_by_oid(catalog, c) {
             touched.insert(t.oid);
         }
     }
@@ -403,6 +413,15 @@ fn delete_objects(d: &Ddl, catalog: &Arc<DbCatalog>, order: &[ObjectAddress]) ->
         if table(t, &mut changed).is_some() {
             if let Some(r) = changed.get_mut(&t) {
                 r.constraints.retain(|k| k.oid != c);
+            }
+        }
+    }
+    for &c in &ch.triggers {
+        let Some((t, _)) = trigger_by_oid(&catalog, c) else { continue };
+        let t = t.oid;
+        if table(t, &mut changed).is_some() {
+            if let Some(r) = changed.get_mut(&t) {
+                r.triggers.retain(|k| k.oid != c);
             }
         }
     }
