@@ -56,6 +56,10 @@ struct Prepared {
     stmt: ParsedStatement,
     sql: String,
     names: Recorded,
+    /// The named tuplestores the plan was made for, by the names the
+    /// statement looked up (None: not one): one function may fire for
+    /// tables of different shapes, so a change means planning again.
+    named: RefCell<HashMap<String, Option<Vec<(String, SqlType)>>>>,
     plan: RefCell<Option<Arc<PlannedQuery>>>,
     /// The plan's one expression when it is a simple expression (see
     /// `SimpleExpr`), kept with the catalog it was planned against.
@@ -162,6 +166,34 @@ impl ParamSource for Recorded {
     }
 }
 
+/// A statement's recorded variables with the named tuplestores of the
+/// query environment it runs in now.
+struct EnvNames<'a> {
+    recorded: &'a Recorded,
+    env: &'a [NamedTuplestore],
+    named: RefCell<HashMap<String, Option<Vec<(String, SqlType)>>>>,
+}
+
+impl ParamSource for EnvNames<'_> {
+    fn resolve(&self, names: &[&str]) -> Option<(ResolvedName, usize)> {
+        self.recorded.resolve(names)
+    }
+    fn param_type(&self, n: usize) -> Option<SqlType> {
+        self.recorded.param_type(n)
+    }
+    fn param_fields(&self, index: usize) -> Option<Vec<(String, SqlType)>> {
+        self.recorded.param_fields(index)
+    }
+    fn conflict(&self) -> VariableConflict {
+        self.recorded.conflict()
+    }
+    fn named_relation(&self, name: &str) -> Option<Vec<(String, SqlType)>> {
+        let r = self.env.iter().find(|t| t.name == name).map(|t| t.columns.clone());
+        self.named.borrow_mut().insert(name.to_string(), r.clone());
+        r
+    }
+}
+
 /// `$n` of the given types, for dynamic statements (EXECUTE ... USING).
 struct Positional<'a>(&'a [SqlType]);
 
@@ -263,7 +295,9 @@ impl<'a> SessionSpi<'a> {
             let returns_rows = !columns.is_empty();
             (Some(planned), columns, returns_rows)
         };
-        let prepared = Prepared { stmt, sql: sql.to_string(), names: recorder.record.into_inner(), plan: RefCell::new(plan), simple: RefCell::new(None) };
+        let names = recorder.record.into_inner();
+        let named = RefCell::new(names.named.clone());
+        let prepared = Prepared { stmt, sql: sql.to_string(), names, named, plan: RefCell::new(plan), simple: RefCell::new(None) };
         Ok(SpiPlan { inner: Rc::new(prepared), columns, command, returns_rows, call_outputs })
     }
 
@@ -271,12 +305,17 @@ impl<'a> SessionSpi<'a> {
     fn current_plan(&self, p: &Prepared) -> PgResult<Arc<PlannedQuery>> {
         let s = self.session();
         let now = s.catalog()?;
+        let env = self.query_env.as_deref().map(Vec::as_slice).unwrap_or(&[]);
+        let env_columns = |name: &str| env.iter().find(|t| t.name == name).map(|t| t.columns.clone());
+        let same_env = p.named.borrow().iter().all(|(name, cols)| env_columns(name) == *cols);
         if let Some(planned) = p.plan.borrow().as_ref() {
-            if planned.catalog.upgrade().is_some_and(|c| Arc::ptr_eq(&c, &now)) {
+            if same_env && planned.catalog.upgrade().is_some_and(|c| Arc::ptr_eq(&c, &now)) {
                 return Ok(planned.clone());
             }
         }
-        let (planned, _) = s.plan_query_with(&p.stmt, &p.sql, &[], Some(&p.names))?;
+        let source = EnvNames { recorded: &p.names, env, named: RefCell::new(HashMap::new()) };
+        let (planned, _) = s.plan_query_with(&p.stmt, &p.sql, &[], Some(&source))?;
+        *p.named.borrow_mut() = source.named.into_inner();
         *p.plan.borrow_mut() = Some(planned.clone());
         Ok(planned)
     }

@@ -99,19 +99,41 @@ pub fn create_trigger(s: &mut SqlSession, stmt: &pb::CreateTrigStmt, sql: &str) 
         let when = match stmt.when_clause.as_deref() {
             Some(w) => {
                 let text = deparse_expr(w)?;
-                let (rewritten, uses_old, uses_new, new_system) = crate::executor::trigger::rewrite_when(&text)?;
-                let invalid = |m: &str| Err(PgError::new(sqlstate::INVALID_OBJECT_DEFINITION, m.to_string()));
-                if !row && (uses_old || uses_new) {
-                    return invalid("statement trigger's WHEN condition cannot reference column values");
+                let (rewritten, ..) = crate::executor::trigger::rewrite_when(&text, &rel)?;
+                // Each reference to OLD or NEW, in the order written.
+                let mut refs: Vec<(i32, bool, String)> = Vec::new();
+                if let Some(n) = &w.node {
+                    for (node, _, _) in n.nodes() {
+                        let pg_query::NodeRef::ColumnRef(c) = node else { continue };
+                        let field = |i: usize| match c.fields.get(i).and_then(|f| f.node.as_ref()) {
+                            Some(NodeEnum::String(s)) => Some(s.sval.clone()),
+                            Some(NodeEnum::AStar(_)) => Some("*".to_string()),
+                            _ => None,
+                        };
+                        if let (Some(first), Some(col)) = (field(0), field(1)) {
+                            if first == "old" || first == "new" {
+                                refs.push((c.location, first == "old", col));
+                            }
+                        }
+                    }
                 }
-                if uses_old && events & TRIGGER_TYPE_INSERT != 0 {
-                    return invalid("INSERT trigger's WHEN condition cannot reference OLD values");
-                }
-                if uses_new && events & TRIGGER_TYPE_DELETE != 0 {
-                    return invalid("DELETE trigger's WHEN condition cannot reference NEW values");
-                }
-                if new_system && before {
-                    return Err(PgError::new(sqlstate::FEATURE_NOT_SUPPORTED, "BEFORE trigger's WHEN condition cannot reference NEW system columns"));
+                refs.sort_by_key(|r| r.0);
+                for (location, is_old, col) in &refs {
+                    let at = crate::analyzer::pos(*location);
+                    let invalid = |m: &str| Err(PgError::new(sqlstate::INVALID_OBJECT_DEFINITION, m.to_string()).with_position(at));
+                    if !row {
+                        return invalid("statement trigger's WHEN condition cannot reference column values");
+                    }
+                    if *is_old && events & TRIGGER_TYPE_INSERT != 0 {
+                        return invalid("INSERT trigger's WHEN condition cannot reference OLD values");
+                    }
+                    if !*is_old && events & TRIGGER_TYPE_DELETE != 0 {
+                        return invalid("DELETE trigger's WHEN condition cannot reference NEW values");
+                    }
+                    let system = matches!(col.as_str(), "ctid" | "xmin" | "xmax" | "cmin" | "cmax" | "tableoid");
+                    if !*is_old && system && before {
+                        return Err(PgError::new(sqlstate::FEATURE_NOT_SUPPORTED, "BEFORE trigger's WHEN condition cannot reference NEW system columns").with_position(at));
+                    }
                 }
                 // Compile it now, so unknown columns and type errors show at CREATE.
                 let r = crate::executor::trigger::when_relation(&rel);
@@ -137,10 +159,21 @@ pub fn create_trigger(s: &mut SqlSession, stmt: &pb::CreateTrigStmt, sql: &str) 
         }
         // The function: no arguments, returning trigger.
         let owa = pb::ObjectWithArgs { objname: stmt.funcname.clone(), objargs: vec![], objfuncargs: vec![], args_unspecified: false };
-        let func = super::function::lookup_function(d.s, &d.catalog, &owa, 'f', false)?
-            .ok_or_else(|| PgError::internal("function lookup returned nothing"))?;
-        let fname = strings(&stmt.funcname).join(".");
-        if func.ret_type != oid::TRIGGER {
+        let fname_parts = strings(&stmt.funcname);
+        let (func_oid, func_ret) = match super::function::lookup_function(d.s, &d.catalog, &owa, 'f', true)? {
+            Some(f) => (f.oid, f.ret_type),
+            // A built-in trigger function (suppress_redundant_updates_trigger).
+            None => match builtin_trigger_function(&d.catalog, &fname_parts) {
+                Some(oid) => (oid, oid::TRIGGER),
+                None => {
+                    let f = super::function::lookup_function(d.s, &d.catalog, &owa, 'f', false)?
+                        .ok_or_else(|| PgError::internal("function lookup returned nothing"))?;
+                    (f.oid, f.ret_type)
+                }
+            },
+        };
+        let fname = fname_parts.join(".");
+        if func_ret != oid::TRIGGER {
             return Err(PgError::new(sqlstate::INVALID_OBJECT_DEFINITION, format!("function {fname} must return type trigger")));
         }
         let constrrel = match &stmt.constrrel {
@@ -169,7 +202,7 @@ pub fn create_trigger(s: &mut SqlSession, stmt: &pb::CreateTrigStmt, sql: &str) 
                 None => d.oid()?,
             },
             name: stmt.trigname.clone(),
-            function: func.oid,
+            function: func_oid,
             tgtype,
             enabled: match existing {
                 Some(i) => t.triggers[i].enabled,
@@ -249,6 +282,20 @@ fn transition_names(stmt: &pb::CreateTrigStmt, rel: &Relation, events: i16, row:
         return invalid("OLD TABLE name and NEW TABLE name cannot be the same");
     }
     Ok((old, new))
+}
+
+/// A built-in function without arguments returning trigger, named
+/// unqualified or in pg_catalog.
+fn builtin_trigger_function(catalog: &crate::catalog::DbCatalog, names: &[String]) -> Option<tusk_types::Oid> {
+    let name = match names {
+        [n] => n,
+        [schema, n] if schema == "pg_catalog" => n,
+        _ => return None,
+    };
+    catalog
+        .procs_named(name)
+        .find(|p| p.oid < oid::FIRST_NORMAL_OBJECT_ID && p.rettype == oid::TRIGGER && p.argtypes.is_empty())
+        .map(|p| p.oid)
 }
 
 fn relkind_plural(k: RelKind) -> &'static str {
@@ -435,7 +482,10 @@ pub fn triggerdef(catalog: &crate::catalog::DbCatalog, rel: &Relation, t: &Trigg
                 format!("{}.{}", quote(schema), quote(&f.name))
             }
         }
-        None => t.function.to_string(),
+        None => match catalog.proc(t.function) {
+            Some(p) => quote(&p.name),
+            None => t.function.to_string(),
+        },
     };
     let args: Vec<String> = t.args.iter().map(|a| quote_literal(a)).collect();
     out.push_str(&format!("EXECUTE FUNCTION {fname}({})", args.join(", ")));

@@ -1001,7 +1001,8 @@ impl ModifyNode {
         self.writer.run_fk_checks(cx)?;
         self.writer.fire_after(cx)?;
         if let Some(t) = &stmt_triggers {
-            for &e in &events {
+            // ON CONFLICT DO UPDATE: the UPDATE ones first (fireASTriggers).
+            for &e in events.iter().rev() {
                 t.statement(TriggerTiming::After, e, set_cols.as_deref(), cx)?;
             }
         }

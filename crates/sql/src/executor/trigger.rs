@@ -215,7 +215,8 @@ impl TableTriggers {
         data.new = new.map(|r| r.to_vec());
         data.old = old.map(|r| r.to_vec());
         data.transition = self.transition_tables(i, event);
-        let out = cx.env.call_trigger(self.triggers[i].function, &data);
+        let func = self.triggers[i].function;
+        let out = if func < tusk_types::oid::FIRST_NORMAL_OBJECT_ID { builtin_trigger(func, &data, cx) } else { cx.env.call_trigger(func, &data) };
         let width = data.columns.len();
         data.new = None;
         data.old = None;
@@ -311,6 +312,37 @@ impl TableTriggers {
     }
 }
 
+/// Runs a built-in trigger function (PostgreSQL's C ones).
+fn builtin_trigger(func: Oid, data: &TriggerData, cx: &ExecCx) -> PgResult<Datum> {
+    let name = cx.catalog.proc(func).map(|p| p.name.clone()).unwrap_or_default();
+    match name.as_str() {
+        "suppress_redundant_updates_trigger" => suppress_redundant_updates(data),
+        _ => Err(PgError::unsupported(format!("trigger function {name}"))),
+    }
+}
+
+/// suppress_redundant_updates_trigger: a BEFORE UPDATE row trigger that
+/// skips an update leaving the row exactly as it was.
+fn suppress_redundant_updates(data: &TriggerData) -> PgResult<Datum> {
+    let fail = |m: &str| Err(PgError::new("09000", format!("suppress_redundant_updates_trigger: {m}")));
+    if data.op != "UPDATE" {
+        return fail("must be called on update");
+    }
+    if data.when != "BEFORE" {
+        return fail("must be called before update");
+    }
+    if data.level != "ROW" {
+        return fail("must be called for each row");
+    }
+    let (Some(old), Some(new)) = (&data.old, &data.new) else { return fail("must be called on update") };
+    let same = old.len() == new.len() && old.iter().zip(new).all(|(a, b)| a.is_null() == b.is_null() && (a.is_null() || a == b));
+    if same {
+        Ok(Datum::Null)
+    } else {
+        Ok(Datum::Record(Arc::new(new.clone())))
+    }
+}
+
 /// Fires queued AFTER ROW events, in the order they were queued.
 pub fn fire_after(queue: Vec<AfterEvent>, cx: &ExecCx) -> PgResult<()> {
     for ev in queue {
@@ -343,9 +375,10 @@ pub fn when_relation(rel: &Relation) -> Relation {
 }
 
 /// References to OLD and NEW in a WHEN condition: `old.c` becomes the
-/// column "old.c" of `when_relation`. Returns the text and whether OLD,
-/// NEW, and a system column of NEW were referenced.
-pub fn rewrite_when(text: &str) -> PgResult<(String, bool, bool, bool)> {
+/// column "old.c" of `when_relation`, and `old.*` the row of them all.
+/// Returns the text and whether OLD, NEW, and a system column of NEW were
+/// referenced.
+pub fn rewrite_when(text: &str, rel: &Relation) -> PgResult<(String, bool, bool, bool)> {
     let scanned = pg_query::scan(text).map_err(|e| PgError::syntax(e.to_string()))?;
     let toks = &scanned.tokens;
     let mut out = String::new();
@@ -360,7 +393,20 @@ pub fn rewrite_when(text: &str) -> PgResult<(String, bool, bool, bool)> {
             let prev_dot = i > 0 && &text[toks[i - 1].start as usize..toks[i - 1].end as usize] == ".";
             let col_tok = &toks[i + 2];
             let raw = &text[col_tok.start as usize..col_tok.end as usize];
-            if !prev_dot && raw != "*" {
+            if !prev_dot && raw == "*" {
+                if lower == "old" {
+                    uses_old = true;
+                } else {
+                    uses_new = true;
+                }
+                let fields: Vec<String> = rel.live_columns().map(|(_, c)| crate::functions::quote_ident(&format!("{lower}.{}", c.name))).collect();
+                out.push_str(&text[last..t.start as usize]);
+                out.push_str(&format!("ROW({})", fields.join(", ")));
+                last = col_tok.end as usize;
+                i += 3;
+                continue;
+            }
+            if !prev_dot {
                 let col = if let Some(q) = raw.strip_prefix('"').and_then(|r| r.strip_suffix('"')) { q.replace("\"\"", "\"") } else { raw.to_ascii_lowercase() };
                 if lower == "old" {
                     uses_old = true;
@@ -384,7 +430,7 @@ pub fn rewrite_when(text: &str) -> PgResult<(String, bool, bool, bool)> {
 }
 
 fn compile_when(rel: &Relation, text: &str, cx: &ExecCx) -> PgResult<Expr> {
-    let (rewritten, ..) = rewrite_when(text)?;
+    let (rewritten, ..) = rewrite_when(text, rel)?;
     let r = when_relation(rel);
     let settings = cx.env.settings();
     let user = cx.env.current_user();
