@@ -947,6 +947,7 @@ impl ModifyNode {
                             Some(r) => new = r,
                             None => continue,
                         }
+                        check_not_self_modified(&route.info, key, &latest, "updated", cx)?;
                     }
                     let new_key = self.writer.update_row(&route.info, key, &latest, new.clone(), cx, 0)?;
                     if let Some(t) = &info.triggers {
@@ -986,6 +987,7 @@ impl ModifyNode {
                         if t.before_row(TriggerTiming::Before, TriggerEvent::Delete, Some(&latest), None, None, cx)?.is_none() {
                             continue;
                         }
+                        check_not_self_modified(&route.info, key, &latest, "deleted", cx)?;
                     }
                     self.writer.fks_in(&route.info, &latest, None, cx, 0)?;
                     route.info.table.delete(&latest, key, cx)?;
@@ -1097,6 +1099,20 @@ impl ModifyNode {
             }
         }
     }
+}
+
+/// A BEFORE ROW trigger's own statements must not have changed the row
+/// it fired for (heap_update's TM_SelfModified by a later command).
+fn check_not_self_modified(info: &RelInfo, key: &[u8], fired_for: &[Datum], what: &str, cx: &ExecCx) -> PgResult<()> {
+    let now = info.table.fetch_latest(cx.txn, key)?;
+    if now.as_deref().map_or(true, |r| rows_differ(r, fired_for)) {
+        return Err(PgError::new(
+            "27000",
+            format!("tuple to be {what} was already modified by an operation triggered by the current command"),
+        )
+        .with_hint("Consider using an AFTER trigger instead of a BEFORE trigger to propagate changes to other rows."));
+    }
+    Ok(())
 }
 
 /// Adds a row the statement wrote to its target's transition table.

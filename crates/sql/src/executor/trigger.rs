@@ -406,6 +406,20 @@ pub fn rewrite_when(text: &str, rel: &Relation) -> PgResult<(String, bool, bool,
                 i += 3;
                 continue;
             }
+            if !prev_dot && raw.eq_ignore_ascii_case("tableoid") {
+                // The one system column a row of OLD or NEW knows: its table.
+                if lower == "old" {
+                    uses_old = true;
+                } else {
+                    uses_new = true;
+                    new_system = true;
+                }
+                out.push_str(&text[last..t.start as usize]);
+                out.push_str(&format!("'{}'::oid", rel.oid));
+                last = col_tok.end as usize;
+                i += 3;
+                continue;
+            }
             if !prev_dot {
                 let col = if let Some(q) = raw.strip_prefix('"').and_then(|r| r.strip_suffix('"')) { q.replace("\"\"", "\"") } else { raw.to_ascii_lowercase() };
                 if lower == "old" {
