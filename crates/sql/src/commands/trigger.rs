@@ -351,8 +351,9 @@ pub fn drop_triggers(s: &mut SqlSession, stmt: &pb::DropStmt, sql: &str) -> PgRe
             super::grant::check_relation_owner(d.s, &rel)?;
             d.lock_relation(rel.oid)?;
             let mut t = (*rel).clone();
-            t.triggers.remove(pos);
+            let gone = t.triggers.remove(pos);
             d.put(&t)?;
+            crate::catalog::store::put_comment(d.s.txn()?, d.db(), crate::catalog::depend::PG_TRIGGER, gone.oid, 0, None)?;
         }
         s.reload_txn_catalog()?;
     }

@@ -324,7 +324,7 @@ fn builtin_trigger(func: Oid, data: &TriggerData, cx: &ExecCx) -> PgResult<Datum
 /// suppress_redundant_updates_trigger: a BEFORE UPDATE row trigger that
 /// skips an update leaving the row exactly as it was.
 fn suppress_redundant_updates(data: &TriggerData) -> PgResult<Datum> {
-    let fail = |m: &str| Err(PgError::new("09000", format!("suppress_redundant_updates_trigger: {m}")));
+    let fail = |m: &str| Err(PgError::new("39P01", format!("suppress_redundant_updates_trigger: {m}")));
     if data.op != "UPDATE" {
         return fail("must be called on update");
     }
