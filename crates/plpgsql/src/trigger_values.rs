@@ -57,7 +57,10 @@ pub fn of(t: &TriggerData) -> (Shape, Vec<Datum>) {
             let argv = if t.args.is_empty() {
                 Datum::Array(Arc::new(Array::empty(oid::TEXT)))
             } else {
-                Datum::Array(Arc::new(Array::from_vec(oid::TEXT, t.args.iter().map(|a| Datum::text(a)).collect())))
+                // Subscripts count from 0, as PostgreSQL's plpgsql builds it.
+                let mut a = Array::from_vec(oid::TEXT, t.args.iter().map(|a| Datum::text(a)).collect());
+                a.dims = vec![(t.args.len() as i32, 0)];
+                Datum::Array(Arc::new(a))
             };
             let tg = vec![
                 Datum::text(&t.name),

@@ -258,10 +258,14 @@ pub fn call_trigger(s: &SqlSession, catalog: &DbCatalog, func: Oid, data: &proce
     s.interrupt.check()?;
     let handler = procedural::language(&f.language)
         .ok_or_else(|| PgError::new(sqlstate::UNDEFINED_OBJECT, format!("language \"{}\" does not exist", f.language)))?;
-    let spi = SessionSpi::shared(s);
+    let spi = SessionSpi::shared(s).with_query_env(data.transition.clone());
     let source = source_of(s, f);
     let call = CallArgs { args: &[], arg_types: &[], ret_type: SqlType::new(oid::TRIGGER), ret_columns: None, trigger: Some(data), nonatomic: false };
-    match handler.call(&source, &call, &spi)? {
+    // pg_trigger_depth(): the trigger functions running.
+    s.trigger_depth.set(s.trigger_depth.get() + 1);
+    let out = handler.call(&source, &call, &spi);
+    s.trigger_depth.set(s.trigger_depth.get() - 1);
+    match out? {
         CallOutcome::Value(v) => Ok(v),
         CallOutcome::Set(_) => Err(PgError::new(sqlstate::FEATURE_NOT_SUPPORTED, "set-valued function called in context that cannot accept a set")),
     }

@@ -121,6 +121,9 @@ pub enum Plan {
     /// each round reading the previous round's rows through `WorkTable{id}`.
     RecursiveUnion { base: Box<Plan>, recursive: Box<Plan>, all: bool, id: usize, width: usize },
     WorkTable { id: usize, label: Arc<Label> },
+    /// The rows of a named tuplestore (a transition table), looked up in
+    /// the session's query environment when the query runs.
+    NamedTuplestore { name: String, label: Arc<Label> },
     Materialize { input: Box<Plan> },
     /// INSERT/UPDATE/DELETE on `rel`.
     ///

@@ -83,6 +83,18 @@ pub struct TriggerData {
     pub columns: Vec<(String, SqlType)>,
     pub new: Option<Vec<Datum>>,
     pub old: Option<Vec<Datum>>,
+    /// The transition tables the trigger named (REFERENCING OLD/NEW
+    /// TABLE AS ...): the queries its function runs read them by name.
+    pub transition: Vec<NamedTuplestore>,
+}
+
+/// A set of rows queries may read by name as if it were a table
+/// (PostgreSQL's ephemeral named relation): a trigger's transition table.
+#[derive(Clone, Debug)]
+pub struct NamedTuplestore {
+    pub name: String,
+    pub columns: Vec<(String, SqlType)>,
+    pub rows: Arc<Vec<Vec<Datum>>>,
 }
 
 /// A handler's answer to a call.
@@ -166,6 +178,11 @@ pub trait ParamSource {
     }
     fn conflict(&self) -> VariableConflict {
         VariableConflict::Error
+    }
+    /// The columns of a named tuplestore (a transition table) the query
+    /// may read under an unqualified `name`; None if there is none.
+    fn named_relation(&self, _name: &str) -> Option<Vec<(String, SqlType)>> {
+        None
     }
 }
 

@@ -31,6 +31,9 @@ pub enum RteKind {
     Function { call: Expr, ordinality: bool, columns_from_record: bool },
     /// A reference to a WITH query: `levels_up` enclosing queries out, index in its `ctes`.
     Cte { index: usize, levels_up: u32, recursive_self: bool },
+    /// A named tuplestore the query's environment provides (a trigger's
+    /// transition table), read by name when the query runs.
+    NamedTuplestore { name: String },
     /// A join, whose columns are expressions over its inputs (USING columns merged).
     Join { kind: JoinKind, columns: Vec<Expr> },
 }

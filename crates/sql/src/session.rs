@@ -103,6 +103,12 @@ pub struct SqlSession {
     /// LISTEN/NOTIFY: this transaction's notifications and actions, and
     /// whether the session listens (see `commands::notify`).
     pub notify: RefCell<crate::commands::notify::SessionNotify>,
+    /// The query environments of the SPI statements running, innermost
+    /// last: a trigger function's transition tables (None for code that
+    /// has none, hiding those of the code that called it).
+    pub(crate) query_envs: RefCell<Vec<Option<std::rc::Rc<Vec<crate::procedural::NamedTuplestore>>>>>,
+    /// Trigger functions running (pg_trigger_depth()).
+    pub(crate) trigger_depth: Cell<i32>,
 }
 
 /// What SET CONSTRAINTS chose in a transaction: for all deferrable
@@ -201,6 +207,8 @@ impl SqlSession {
             function_sources: RefCell::new(HashMap::new()),
             sql_function_cache: RefCell::new(HashMap::new()),
             notify: RefCell::new(Default::default()),
+            query_envs: RefCell::new(Vec::new()),
+            trigger_depth: Cell::new(0),
             cluster,
             db,
             db_name: db_name.to_string(),
@@ -1139,6 +1147,13 @@ pub struct SessionEnv<'a> {
 }
 
 impl<'a> Env for SessionEnv<'a> {
+    fn trigger_depth(&self) -> i32 {
+        self.s.trigger_depth.get()
+    }
+    fn named_tuplestore(&self, name: &str) -> Option<Arc<Vec<Vec<Datum>>>> {
+        let envs = self.s.query_envs.borrow();
+        envs.last()?.as_ref()?.iter().find(|t| t.name == name).map(|t| t.rows.clone())
+    }
     fn bulk_storage(&self, storage_id: u32) -> bool {
         self.s.is_bulk_storage(storage_id)
     }

@@ -26,7 +26,7 @@ use crate::catalog::DbCatalog;
 use crate::executor::{self, ExecCx, StmtState};
 use crate::parser::{self, ParsedStatement};
 use crate::plan::{ModifyKind, Plan, PlannedQuery};
-use crate::procedural::{FetchDirection, ParamSource, ResolvedName, Spi, SpiPlan, SpiResult, VariableConflict};
+use crate::procedural::{FetchDirection, NamedTuplestore, ParamSource, ResolvedName, Spi, SpiPlan, SpiResult, VariableConflict};
 use crate::session::{is_stale_plan, SessionEnv, SqlSession};
 
 /// How the SPI reaches the session.
@@ -45,6 +45,9 @@ pub struct SessionSpi<'a> {
     access: Access<'a>,
     /// A procedure called non-atomically: COMMIT and ROLLBACK allowed.
     nonatomic: bool,
+    /// The named tuplestores its statements may read (a trigger's
+    /// transition tables: PostgreSQL's SPI_register_trigger_data).
+    query_env: Option<Rc<Vec<NamedTuplestore>>>,
 }
 
 /// A prepared statement: its parse tree and text, how its variables
@@ -53,6 +56,10 @@ struct Prepared {
     stmt: ParsedStatement,
     sql: String,
     names: Recorded,
+    /// The named tuplestores the plan was made for, by the names the
+    /// statement looked up (None: not one): one function may fire for
+    /// tables of different shapes, so a change means planning again.
+    named: RefCell<HashMap<String, Option<Vec<(String, SqlType)>>>>,
     plan: RefCell<Option<Arc<PlannedQuery>>>,
     /// The plan's one expression when it is a simple expression (see
     /// `SimpleExpr`), kept with the catalog it was planned against.
@@ -101,12 +108,16 @@ struct Recorded {
     resolved: HashMap<Vec<String>, Option<(ResolvedName, usize)>>,
     param_types: HashMap<usize, Option<SqlType>>,
     fields: HashMap<usize, Option<Vec<(String, SqlType)>>>,
+    named: HashMap<String, Option<Vec<(String, SqlType)>>>,
     conflict: VariableConflict,
 }
 
 /// Records a `ParamSource`'s answers while passing them on.
 struct Recorder<'a> {
     inner: &'a dyn ParamSource,
+    /// The SPI's query environment: its named tuplestores resolve here,
+    /// whatever the language's own names are.
+    query_env: Option<&'a [NamedTuplestore]>,
     record: RefCell<Recorded>,
 }
 
@@ -129,6 +140,11 @@ impl ParamSource for Recorder<'_> {
     fn conflict(&self) -> VariableConflict {
         self.inner.conflict()
     }
+    fn named_relation(&self, name: &str) -> Option<Vec<(String, SqlType)>> {
+        let r = self.query_env.and_then(|env| env.iter().find(|t| t.name == name)).map(|t| t.columns.clone());
+        self.record.borrow_mut().named.insert(name.to_string(), r.clone());
+        r
+    }
 }
 
 impl ParamSource for Recorded {
@@ -144,6 +160,37 @@ impl ParamSource for Recorded {
     }
     fn conflict(&self) -> VariableConflict {
         self.conflict
+    }
+    fn named_relation(&self, name: &str) -> Option<Vec<(String, SqlType)>> {
+        self.named.get(name).cloned().flatten()
+    }
+}
+
+/// A statement's recorded variables with the named tuplestores of the
+/// query environment it runs in now.
+struct EnvNames<'a> {
+    recorded: &'a Recorded,
+    env: &'a [NamedTuplestore],
+    named: RefCell<HashMap<String, Option<Vec<(String, SqlType)>>>>,
+}
+
+impl ParamSource for EnvNames<'_> {
+    fn resolve(&self, names: &[&str]) -> Option<(ResolvedName, usize)> {
+        self.recorded.resolve(names)
+    }
+    fn param_type(&self, n: usize) -> Option<SqlType> {
+        self.recorded.param_type(n)
+    }
+    fn param_fields(&self, index: usize) -> Option<Vec<(String, SqlType)>> {
+        self.recorded.param_fields(index)
+    }
+    fn conflict(&self) -> VariableConflict {
+        self.recorded.conflict()
+    }
+    fn named_relation(&self, name: &str) -> Option<Vec<(String, SqlType)>> {
+        let r = self.env.iter().find(|t| t.name == name).map(|t| t.columns.clone());
+        self.named.borrow_mut().insert(name.to_string(), r.clone());
+        r
     }
 }
 
@@ -183,12 +230,18 @@ fn tag_for(planned: &PlannedQuery, rows: u64, modified: u64) -> String {
 impl<'a> SessionSpi<'a> {
     /// For code called from inside a query.
     pub fn shared(s: &'a SqlSession) -> SessionSpi<'a> {
-        SessionSpi { access: Access::Shared(s), nonatomic: false }
+        SessionSpi { access: Access::Shared(s), nonatomic: false, query_env: None }
+    }
+
+    /// For a trigger function, whose statements read its transition tables.
+    pub fn with_query_env(mut self, env: Vec<NamedTuplestore>) -> SessionSpi<'a> {
+        self.query_env = (!env.is_empty()).then(|| Rc::new(env));
+        self
     }
 
     /// For a DO block or a CALL run by the protocol layer.
     pub fn exclusive(s: &'a mut SqlSession, nonatomic: bool) -> SessionSpi<'a> {
-        SessionSpi { access: Access::Exclusive(s as *mut SqlSession, PhantomData), nonatomic }
+        SessionSpi { access: Access::Exclusive(s as *mut SqlSession, PhantomData), nonatomic, query_env: None }
     }
 
     pub fn session(&self) -> &SqlSession {
@@ -226,7 +279,7 @@ impl<'a> SessionSpi<'a> {
         }
         let stmt = stmts.pop().expect("one statement");
         let command = command_of(&stmt.node);
-        let recorder = Recorder { inner: params, record: RefCell::new(Recorded { conflict: params.conflict(), ..Default::default() }) };
+        let recorder = Recorder { inner: params, query_env: self.query_env.as_deref().map(Vec::as_slice), record: RefCell::new(Recorded { conflict: params.conflict(), ..Default::default() }) };
         let mut call_outputs = Vec::new();
         let (plan, columns, returns_rows) = if let pg_query::NodeEnum::CallStmt(c) = &stmt.node {
             // Analyzed now for its errors and its output parameters'
@@ -242,7 +295,9 @@ impl<'a> SessionSpi<'a> {
             let returns_rows = !columns.is_empty();
             (Some(planned), columns, returns_rows)
         };
-        let prepared = Prepared { stmt, sql: sql.to_string(), names: recorder.record.into_inner(), plan: RefCell::new(plan), simple: RefCell::new(None) };
+        let names = recorder.record.into_inner();
+        let named = RefCell::new(names.named.clone());
+        let prepared = Prepared { stmt, sql: sql.to_string(), names, named, plan: RefCell::new(plan), simple: RefCell::new(None) };
         Ok(SpiPlan { inner: Rc::new(prepared), columns, command, returns_rows, call_outputs })
     }
 
@@ -250,17 +305,33 @@ impl<'a> SessionSpi<'a> {
     fn current_plan(&self, p: &Prepared) -> PgResult<Arc<PlannedQuery>> {
         let s = self.session();
         let now = s.catalog()?;
+        let env = self.query_env.as_deref().map(Vec::as_slice).unwrap_or(&[]);
+        let env_columns = |name: &str| env.iter().find(|t| t.name == name).map(|t| t.columns.clone());
+        let same_env = p.named.borrow().iter().all(|(name, cols)| env_columns(name) == *cols);
         if let Some(planned) = p.plan.borrow().as_ref() {
-            if planned.catalog.upgrade().is_some_and(|c| Arc::ptr_eq(&c, &now)) {
+            if same_env && planned.catalog.upgrade().is_some_and(|c| Arc::ptr_eq(&c, &now)) {
                 return Ok(planned.clone());
             }
         }
-        let (planned, _) = s.plan_query_with(&p.stmt, &p.sql, &[], Some(&p.names))?;
+        let source = EnvNames { recorded: &p.names, env, named: RefCell::new(HashMap::new()) };
+        let (planned, _) = s.plan_query_with(&p.stmt, &p.sql, &[], Some(&source))?;
+        *p.named.borrow_mut() = source.named.into_inner();
         *p.plan.borrow_mut() = Some(planned.clone());
         Ok(planned)
     }
 
     fn run(&self, p: &Prepared, args: &[Datum], max_rows: usize) -> PgResult<SpiResult> {
+        // The statement (and only it, not the functions it calls, which
+        // run their statements through SPIs of their own) sees this SPI's
+        // named tuplestores.
+        let s = self.session();
+        s.query_envs.borrow_mut().push(self.query_env.clone());
+        let r = self.run_in_env(p, args, max_rows);
+        s.query_envs.borrow_mut().pop();
+        r
+    }
+
+    fn run_in_env(&self, p: &Prepared, args: &[Datum], max_rows: usize) -> PgResult<SpiResult> {
         if let pg_query::NodeEnum::CallStmt(c) = &p.stmt.node {
             let s = self.session_mut("CALL")?;
             let call = crate::commands::function::analyze_call(s, c, &p.sql, Some(&p.names))?;

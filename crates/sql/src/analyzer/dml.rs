@@ -80,6 +80,17 @@ impl<'a> Analyzer<'a> {
         match rel.kind {
             RelKind::Table => {}
             RelKind::ForeignTable => return Err(crate::catalog::foreign::scan_error(self.env.catalog, &rel)),
+            RelKind::View if has_instead_trigger(&rel, dml) => {
+                // The view's INSTEAD OF triggers do the work: INSERT gives
+                // them the new rows; UPDATE and DELETE read the view's rows
+                // and give them each.
+                let rte = match dml {
+                    ViewDml::Insert => self.relation_rte(rel.clone(), rv.alias.as_ref())?,
+                    ViewDml::Update | ViewDml::Delete => self.view_rte(&rel, rv.alias.as_ref())?,
+                };
+                let idx = self.add_rte(rte);
+                return Ok((idx, rel, None));
+            }
             RelKind::View => {
                 let t = self.view_target(&rel, rv.alias.as_ref(), dml)?;
                 return Ok((t.base_rte, t.base.clone(), Some(t)));
@@ -632,6 +643,18 @@ impl<'a> Analyzer<'a> {
         }
         Ok(q)
     }
+}
+
+/// Whether a view has a row-level INSTEAD OF trigger for the statement
+/// (enabled or not, as PostgreSQL's trigger flags count them).
+fn has_instead_trigger(view: &Relation, dml: ViewDml) -> bool {
+    use crate::catalog::trigger::{TriggerEvent, TriggerTiming};
+    let event = match dml {
+        ViewDml::Insert => TriggerEvent::Insert,
+        ViewDml::Update => TriggerEvent::Update,
+        ViewDml::Delete => TriggerEvent::Delete,
+    };
+    view.triggers.iter().any(|t| t.timing() == TriggerTiming::InsteadOf && t.is_row() && t.fires_on(event))
 }
 
 /// Whether an expression reads a column of the statement's target

@@ -299,57 +299,36 @@ impl<'a> Analyzer<'a> {
             if let Some(rte) = self.cte_rte(&rv.relname, rv.alias.as_ref())? {
                 return Ok(rte);
             }
+            // Then the query environment's named tuplestores (a trigger
+            // function's transition tables), as scanNameSpaceForENR.
+            if let Some(columns) = self.param_source.and_then(|p| p.named_relation(&rv.relname)) {
+                let alias = rv.alias.as_ref();
+                let (names, types): (Vec<String>, Vec<SqlType>) = columns.into_iter().unzip();
+                if let Some(a) = alias {
+                    if a.colnames.len() > names.len() {
+                        return Err(PgError::new(
+                            sqlstate::INVALID_COLUMN_REFERENCE,
+                            format!("table \"{}\" has {} columns available but {} columns specified", a.aliasname, names.len(), a.colnames.len()),
+                        ));
+                    }
+                }
+                return Ok(RangeTblEntry {
+                    kind: RteKind::NamedTuplestore { name: rv.relname.clone() },
+                    alias: alias.map(|a| a.aliasname.clone()).unwrap_or_else(|| rv.relname.clone()),
+                    has_alias: alias.is_some(),
+                    col_names: apply_alias_cols(names, alias),
+                    col_types: types,
+                    lateral: false,
+                    inh: false,
+                });
+            }
         }
         let rel = self.range_var_relation(rv)?;
         if rel.kind != RelKind::Index {
             self.note_perm(rel.oid, crate::catalog::acl::SELECT, false);
         }
         match rel.kind {
-            RelKind::View => {
-                let view = rel.view.as_ref().ok_or_else(|| PgError::internal("view without definition"))?;
-                let parsed = crate::parser::parse(&view.query)?;
-                let Some(NodeEnum::SelectStmt(sel)) = parsed.into_iter().next().map(|p| p.node) else {
-                    return Err(PgError::internal("view definition is not a SELECT"));
-                };
-                // The view's query sees nothing of the query that uses it.
-                // Its relations are checked as the view's owner, and its
-                // names were resolved when it was created.
-                let recursive = self.expanding_views.contains(&rel.oid);
-                if recursive && !self.defining_view {
-                    return Err(PgError::new(
-                        sqlstate::INVALID_OBJECT_DEFINITION,
-                        format!("infinite recursion detected in rules for relation \"{}\"", rel.name),
-                    ));
-                }
-                let mut q = if recursive {
-                    // Only the view's columns matter to the definition.
-                    let mut q = Query::new(CommandKind::Select);
-                    q.targets = rel
-                        .live_columns()
-                        .map(|(_, c)| TargetEntry { expr: Expr::null(c.sql_type()), name: c.name.clone(), junk: false, origin: None })
-                        .collect();
-                    q
-                } else {
-                    let saved_levels = std::mem::take(&mut self.levels);
-                    let saved_acl = (self.acl_user.take(), self.perm_as.replace(rel.owner));
-                    self.expanding_views.push(rel.oid);
-                    let q = self.analyze_select_stmt(&sel);
-                    self.expanding_views.pop();
-                    (self.acl_user, self.perm_as) = saved_acl;
-                    self.levels = saved_levels;
-                    q?
-                };
-                q.expanded_view = Some(rel.oid);
-                // Output column names are the view's (which may have been renamed).
-                let names: Vec<String> = rel.live_columns().map(|(_, c)| c.name.clone()).collect();
-                for (t, n) in q.targets.iter_mut().filter(|t| !t.junk).zip(names.iter()) {
-                    t.name = n.clone();
-                }
-                let alias = rv.alias.clone().unwrap_or(pb::Alias { aliasname: rel.name.clone(), colnames: vec![] });
-                let mut rte = self.subquery_rte(q, &alias, false)?;
-                rte.has_alias = rv.alias.is_some();
-                Ok(rte)
-            }
+            RelKind::View => self.view_rte(&rel, rv.alias.as_ref()),
             RelKind::Table | RelKind::Sequence => {
                 let mut rte = self.relation_rte(rel, rv.alias.as_ref())?;
                 rte.inh = rv.inh;
@@ -359,6 +338,55 @@ impl<'a> Analyzer<'a> {
             RelKind::Index => Err(PgError::new(sqlstate::WRONG_OBJECT_TYPE, format!("\"{}\" is an index", rel.name))
                 .with_position(pos(rv.location))),
         }
+    }
+
+    /// A view read in a query: its definition analyzed as a subquery
+    /// (what PostgreSQL's rewriter makes of it).
+    pub(crate) fn view_rte(&mut self, rel: &Arc<crate::catalog::Relation>, alias: Option<&pb::Alias>) -> PgResult<RangeTblEntry> {
+        let has_alias = alias.is_some();
+        let view = rel.view.as_ref().ok_or_else(|| PgError::internal("view without definition"))?;
+        let parsed = crate::parser::parse(&view.query)?;
+        let Some(NodeEnum::SelectStmt(sel)) = parsed.into_iter().next().map(|p| p.node) else {
+            return Err(PgError::internal("view definition is not a SELECT"));
+        };
+        // The view's query sees nothing of the query that uses it.
+        // Its relations are checked as the view's owner, and its
+        // names were resolved when it was created.
+        let recursive = self.expanding_views.contains(&rel.oid);
+        if recursive && !self.defining_view {
+            return Err(PgError::new(
+                sqlstate::INVALID_OBJECT_DEFINITION,
+                format!("infinite recursion detected in rules for relation \"{}\"", rel.name),
+            ));
+        }
+        let mut q = if recursive {
+            // Only the view's columns matter to the definition.
+            let mut q = Query::new(CommandKind::Select);
+            q.targets = rel
+                .live_columns()
+                .map(|(_, c)| TargetEntry { expr: Expr::null(c.sql_type()), name: c.name.clone(), junk: false, origin: None })
+                .collect();
+            q
+        } else {
+            let saved_levels = std::mem::take(&mut self.levels);
+            let saved_acl = (self.acl_user.take(), self.perm_as.replace(rel.owner));
+            self.expanding_views.push(rel.oid);
+            let q = self.analyze_select_stmt(&sel);
+            self.expanding_views.pop();
+            (self.acl_user, self.perm_as) = saved_acl;
+            self.levels = saved_levels;
+            q?
+        };
+        q.expanded_view = Some(rel.oid);
+        // Output column names are the view's (which may have been renamed).
+        let names: Vec<String> = rel.live_columns().map(|(_, c)| c.name.clone()).collect();
+        for (t, n) in q.targets.iter_mut().filter(|t| !t.junk).zip(names.iter()) {
+            t.name = n.clone();
+        }
+        let alias = alias.cloned().unwrap_or(pb::Alias { aliasname: rel.name.clone(), colnames: vec![] });
+        let mut rte = self.subquery_rte(q, &alias, false)?;
+        rte.has_alias = has_alias;
+        Ok(rte)
     }
 
     fn cte_rte(&mut self, name: &str, alias: Option<&pb::Alias>) -> PgResult<Option<RangeTblEntry>> {
@@ -1468,7 +1496,7 @@ pub(crate) fn escape(q: &Query, memo: &mut EscapeMemo) -> PgResult<u32> {
             RteKind::Function { call, .. } => expr(call, memo)?,
             RteKind::Cte { levels_up, .. } => *levels_up,
             RteKind::Join { columns, .. } => columns.iter().map(|e| expr(e, memo)).try_fold(0, |a, n| n.map(|n| a.max(n)))?,
-            RteKind::Relation(_) => 0,
+            RteKind::Relation(_) | RteKind::NamedTuplestore { .. } => 0,
         };
         out = out.max(n);
     }
@@ -1549,7 +1577,7 @@ pub(crate) fn shift_outer_refs(q: &mut Query, by: u32, depth: u32, memo: &mut Es
                 }
             }
             RteKind::Join { columns, .. } => columns.iter_mut().for_each(ex),
-            RteKind::Relation(_) => {}
+            RteKind::Relation(_) | RteKind::NamedTuplestore { .. } => {}
         }
     }
     fn from_item(f: &mut FromItem, ex: &dyn Fn(&mut Expr)) {

@@ -228,6 +228,11 @@ pub fn rule_view(cat: &DbCatalog, oid: Oid) -> Option<&Arc<Relation>> {
     cat.relations.values().find(|r| r.kind == RelKind::View && rule_oid(r) == oid)
 }
 
+/// A trigger and its table.
+pub fn trigger_by_oid(cat: &DbCatalog, oid: Oid) -> Option<(&Arc<Relation>, &trigger::Trigger)> {
+    cat.relations.values().find_map(|r| r.triggers.iter().find(|t| t.oid == oid).map(|t| (r, t)))
+}
+
 /// A constraint and its table.
 pub fn constraint_by_oid(cat: &DbCatalog, oid: Oid) -> Option<(&Arc<Relation>, &Constraint)> {
     cat.relations.values().find_map(|r| r.constraints.iter().find(|c| c.oid == oid).map(|c| (r, c)))
@@ -243,18 +248,21 @@ fn relation_dependencies(cat: &DbCatalog, rel: &Relation, out: &mut Vec<Dependen
     if let Some(f) = &rel.foreign {
         push(me, ObjectAddress::new(super::foreign::PG_FOREIGN_SERVER, f.server, 0), DepType::Normal);
     }
-    // CreateTrigger: a trigger goes with its table ('a'), holds its
-    // function and the columns of UPDATE OF and of WHEN ('n').
+    // CreateTriggerFiringOn: a trigger goes with its table ('a'), and
+    // holds its function and the columns of UPDATE OF and WHEN ('n').
     for t in &rel.triggers {
-        let trigger = ObjectAddress::new(PG_TRIGGER, t.oid, 0);
-        push(trigger, me, DepType::Auto);
-        push(trigger, ObjectAddress::new(PG_PROC_CLASS, t.function, 0), DepType::Normal);
-        for &a in &t.columns {
-            push(trigger, ObjectAddress::column(rel.oid, a), DepType::Normal);
+        let trig = ObjectAddress::new(PG_TRIGGER, t.oid, 0);
+        push(trig, ObjectAddress::new(PG_PROC_CLASS, t.function, 0), DepType::Normal);
+        push(trig, me, DepType::Auto);
+        if t.constrrel != 0 {
+            push(trig, ObjectAddress::relation(t.constrrel), DepType::Auto);
         }
-        if let Some(when) = &t.when {
-            for a in columns_read(rel, when) {
-                push(trigger, ObjectAddress::column(rel.oid, a), DepType::Normal);
+        for &a in &t.columns {
+            push(trig, ObjectAddress::column(rel.oid, a), DepType::Normal);
+        }
+        if let Some(w) = &t.when {
+            for a in columns_read(rel, w) {
+                push(trig, ObjectAddress::column(rel.oid, a), DepType::Normal);
             }
         }
     }
@@ -428,11 +436,6 @@ fn operator_dependencies(cat: &DbCatalog, out: &mut Vec<Dependency>) {
             out.push(Dependency { object: me, referenced: func(c.func), deptype: DepType::Normal });
         }
     }
-}
-
-/// The table a trigger belongs to, and the trigger.
-pub fn trigger_by_oid(cat: &DbCatalog, oid: Oid) -> Option<(&Arc<Relation>, &trigger::Trigger)> {
-    cat.relations.values().find_map(|r| r.triggers.iter().find(|t| t.oid == oid).map(|t| (r, t)))
 }
 
 /// publication_add_relation / publication_add_schema: a member row goes
@@ -710,6 +713,10 @@ pub fn describe(
             let (t, a) = attrdef_column(cat, obj.oid)?;
             Some(format!("default value for {}", column(t, a as i32)?))
         }
+        PG_TRIGGER => {
+            let (r, t) = trigger_by_oid(cat, obj.oid)?;
+            Some(format!("trigger {} on {}", t.name, relation(r.oid)?))
+        }
         PG_REWRITE => {
             let v = rule_view(cat, obj.oid)?;
             Some(format!("rule _RETURN on {}", relation(v.oid)?))
@@ -734,10 +741,6 @@ pub fn describe(
             Some(format!("user mapping for {user} on server {}", srv.name))
         }
         PG_PROC_CLASS => cat.functions.get(&obj.oid).map(|f| format!("function {}", function_description(cat, f, search_path))),
-        PG_TRIGGER => {
-            let (r, t) = trigger_by_oid(cat, obj.oid)?;
-            Some(format!("trigger {} on {}", t.name, relation(r.oid)?))
-        }
         super::operator::PG_OPERATOR => {
             let o = cat.user_ops.operators.get(&obj.oid)?;
             let b = builtins();

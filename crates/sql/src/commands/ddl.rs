@@ -2183,6 +2183,20 @@ pub fn comment(s: &mut SqlSession, stmt: &pb::CommentStmt, sql: &str) -> PgResul
                 store::put_comment(txn, store::SHARED_COMMENTS_DB, 1260, role, 0, text)?;
                 shared = true;
             }
+            k if k == pb::ObjectType::ObjectTrigger as i32 => {
+                // (table, trigger)
+                let parts = names(obj);
+                if parts.len() < 2 {
+                    return Err(PgError::syntax("trigger name must be qualified"));
+                }
+                let rel = d.lookup(&rv_of(&parts[..parts.len() - 1]))?;
+                let tname = &parts[parts.len() - 1];
+                let t = rel.triggers.iter().find(|t| &t.name == tname).ok_or_else(|| {
+                    PgError::new(sqlstate::UNDEFINED_OBJECT, format!("trigger \"{tname}\" for table \"{}\" does not exist", rel.name))
+                })?;
+                super::grant::check_relation_owner(d.s, &rel)?;
+                store::put_comment(txn, d.db(), depend::PG_TRIGGER, t.oid, 0, text)?;
+            }
             k if k == pb::ObjectType::ObjectPublication as i32 => {
                 let name = names(obj).first().cloned().unwrap_or_default();
                 let oid = super::publication::comment_target(d.s, &d.catalog, &name)?;

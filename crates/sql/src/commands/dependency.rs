@@ -303,6 +303,7 @@ struct Changes {
     namespaces: Vec<Oid>,
     columns: BTreeSet<(Oid, i16)>,
     constraints: BTreeSet<Oid>,
+    triggers: BTreeSet<Oid>,
     defaults: BTreeSet<(Oid, i16)>,
     comments: Vec<(Oid, Oid, Option<i32>)>,
     publications: BTreeSet<Oid>,
@@ -310,9 +311,8 @@ struct Changes {
     publication_members: BTreeSet<Oid>,
     /// Foreign-data wrappers, servers and user mappings.
     foreign: Vec<ObjectAddress>,
-    /// Routines (aggregates among them), triggers, operators and casts.
+    /// Routines (aggregates among them), operators and casts.
     functions: BTreeSet<Oid>,
-    triggers: BTreeSet<Oid>,
     operators: BTreeSet<Oid>,
     casts: BTreeSet<Oid>,
 }
@@ -341,6 +341,10 @@ fn delete_objects(d: &Ddl, catalog: &Arc<DbCatalog>, order: &[ObjectAddress]) ->
             }
             // A view's rule goes with the view.
             PG_REWRITE => {}
+            PG_TRIGGER => {
+                ch.triggers.insert(o.oid);
+                ch.comments.push((PG_TRIGGER, o.oid, None));
+            }
             PG_NAMESPACE => {
                 ch.namespaces.push(o.oid);
                 ch.comments.push((PG_NAMESPACE, o.oid, None));
@@ -359,10 +363,6 @@ fn delete_objects(d: &Ddl, catalog: &Arc<DbCatalog>, order: &[ObjectAddress]) ->
             PG_PROC_CLASS => {
                 ch.functions.insert(o.oid);
                 ch.comments.push((PG_PROC_CLASS, o.oid, None));
-            }
-            PG_TRIGGER => {
-                ch.triggers.insert(o.oid);
-                ch.comments.push((PG_TRIGGER, o.oid, None));
             }
             opcat::PG_OPERATOR => {
                 ch.operators.insert(o.oid);
@@ -433,6 +433,15 @@ fn delete_objects(d: &Ddl, catalog: &Arc<DbCatalog>, order: &[ObjectAddress]) ->
             }
         }
     }
+    for &c in &ch.triggers {
+        let Some((t, _)) = trigger_by_oid(&catalog, c) else { continue };
+        let t = t.oid;
+        if table(t, &mut changed).is_some() {
+            if let Some(r) = changed.get_mut(&t) {
+                r.triggers.retain(|k| k.oid != c);
+            }
+        }
+    }
     // A dropped child leaves its parents' lists of children
     // (RemoveInheritance; pg_inherits rows are derived from these lists).
     for &oid in &ch.relations {
@@ -442,15 +451,6 @@ fn delete_objects(d: &Ddl, catalog: &Arc<DbCatalog>, order: &[ObjectAddress]) ->
                 if let Some(p) = changed.get_mut(&parent) {
                     p.children.retain(|&c| c != oid);
                 }
-            }
-        }
-    }
-    for &trigger in &ch.triggers {
-        let Some((r, _)) = trigger_by_oid(&catalog, trigger) else { continue };
-        let r = r.oid;
-        if table(r, &mut changed).is_some() {
-            if let Some(rel) = changed.get_mut(&r) {
-                rel.triggers.retain(|t| t.oid != trigger);
             }
         }
     }

@@ -422,6 +422,13 @@ impl<'a, 'c> Explainer<'a, 'c> {
                 let labels = self.leaf_labels(label);
                 (n, labels.clone(), labels)
             }
+            Plan::NamedTuplestore { name, label } => {
+                let mut n = named("Named Tuplestore Scan");
+                n.relation = Some(Target { object: quote_ident(name), object_key: "Tuplestore Name", alias: label.refname.clone(), index: None, backward: false });
+                n.est = Estimate { startup: 0.0, total: 10.0 * CPU_TUPLE_COST, rows: 10.0, width: 4 * label.columns.len() as i64 };
+                let labels = self.leaf_labels(label);
+                (n, labels.clone(), labels)
+            }
             Plan::WorkTable { label, .. } => {
                 let mut n = named("WorkTable Scan");
                 n.relation = Some(Target { object: quote_ident(&label.refname), object_key: "CTE Name", alias: label.refname.clone(), index: None, backward: false });
@@ -435,7 +442,7 @@ impl<'a, 'c> Explainer<'a, 'c> {
                 // plain names there.
                 let bare: Vec<PlanLabel> = match &**input {
                     // A scan's own conditions name its columns unqualified.
-                    Plan::Values { label, .. } | Plan::Function { label, .. } | Plan::WorkTable { label, .. } if !self.verbose => unqualified(label),
+                    Plan::Values { label, .. } | Plan::Function { label, .. } | Plan::WorkTable { label, .. } | Plan::NamedTuplestore { label, .. } if !self.verbose => unqualified(label),
                     _ => labels.iter().map(|l| PlanLabel::column(l.text.clone())).collect(),
                 };
                 let t = self.deparse(predicate, &bare, outer, &mut subplans);
@@ -1001,7 +1008,7 @@ fn named(node_type: &str) -> ExNode {
 
 fn count_leaves(plan: &Plan, n: &mut usize) {
     match plan {
-        Plan::Scan { .. } | Plan::Values { .. } | Plan::Function { .. } | Plan::WorkTable { .. } => *n += 1,
+        Plan::Scan { .. } | Plan::Values { .. } | Plan::Function { .. } | Plan::WorkTable { .. } | Plan::NamedTuplestore { .. } => *n += 1,
         _ => {}
     }
     plan_children(plan, &mut |c| count_leaves(c, n));
@@ -1016,7 +1023,7 @@ fn count_leaves(plan: &Plan, n: &mut usize) {
 
 fn plan_children(plan: &Plan, f: &mut dyn FnMut(&Plan)) {
     match plan {
-        Plan::Result { .. } | Plan::Scan { .. } | Plan::Values { .. } | Plan::Function { .. } | Plan::WorkTable { .. } => {}
+        Plan::Result { .. } | Plan::Scan { .. } | Plan::Values { .. } | Plan::Function { .. } | Plan::WorkTable { .. } | Plan::NamedTuplestore { .. } => {}
         Plan::Filter { input, .. }
         | Plan::Project { input, .. }
         | Plan::ProjectSet { input, .. }

@@ -526,6 +526,14 @@ fn add_inherit(d: &Ddl, rel: &Arc<Relation>, c: &pb::AlterTableCmd) -> PgResult<
         return Err(PgError::new(sqlstate::DUPLICATE_TABLE, "circular inheritance not allowed")
             .with_detail(format!("\"{}\" is already a child of \"{}\".", rv.relname, rel.name)));
     }
+    // A row trigger with transition tables could not tell which rows of
+    // the hierarchy it should see (FindTriggerIncompatibleWithInheritance).
+    let mut triggers: Vec<_> = rel.triggers.iter().filter(|t| t.is_row() && (t.old_table.is_some() || t.new_table.is_some())).collect();
+    triggers.sort_by(|a, b| a.name.cmp(&b.name));
+    if let Some(t) = triggers.first() {
+        return Err(PgError::new(sqlstate::FEATURE_NOT_SUPPORTED, format!("trigger \"{}\" prevents table \"{}\" from becoming an inheritance child", t.name, rel.name))
+            .with_detail("ROW triggers with transition tables are not supported in inheritance hierarchies."));
+    }
     if rel.inherits.contains(&parent.oid) {
         return Err(PgError::new(sqlstate::DUPLICATE_TABLE, format!("relation \"{}\" would be inherited from more than once", parent.name)));
     }

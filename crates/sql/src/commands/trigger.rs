@@ -87,9 +87,7 @@ pub fn create_trigger(s: &mut SqlSession, stmt: &pb::CreateTrigStmt, sql: &str) 
                 return Err(PgError::new(sqlstate::FEATURE_NOT_SUPPORTED, "INSTEAD OF triggers cannot have column lists"));
             }
         }
-        if !stmt.transition_rels.is_empty() {
-            return Err(PgError::unsupported("transition tables (REFERENCING OLD/NEW TABLE)"));
-        }
+        let (old_table, new_table) = transition_names(stmt, &rel, events, row)?;
         if stmt.isconstraint && stmt.initdeferred {
             return Err(PgError::unsupported("deferred constraint triggers (INITIALLY DEFERRED)"));
         }
@@ -101,19 +99,41 @@ pub fn create_trigger(s: &mut SqlSession, stmt: &pb::CreateTrigStmt, sql: &str) 
         let when = match stmt.when_clause.as_deref() {
             Some(w) => {
                 let text = deparse_expr(w)?;
-                let (rewritten, uses_old, uses_new, new_system) = crate::executor::trigger::rewrite_when(&text)?;
-                let invalid = |m: &str| Err(PgError::new(sqlstate::INVALID_OBJECT_DEFINITION, m.to_string()));
-                if !row && (uses_old || uses_new) {
-                    return invalid("statement trigger's WHEN condition cannot reference column values");
+                let (rewritten, ..) = crate::executor::trigger::rewrite_when(&text, &rel)?;
+                // Each reference to OLD or NEW, in the order written.
+                let mut refs: Vec<(i32, bool, String)> = Vec::new();
+                if let Some(n) = &w.node {
+                    for (node, _, _) in n.nodes() {
+                        let pg_query::NodeRef::ColumnRef(c) = node else { continue };
+                        let field = |i: usize| match c.fields.get(i).and_then(|f| f.node.as_ref()) {
+                            Some(NodeEnum::String(s)) => Some(s.sval.clone()),
+                            Some(NodeEnum::AStar(_)) => Some("*".to_string()),
+                            _ => None,
+                        };
+                        if let (Some(first), Some(col)) = (field(0), field(1)) {
+                            if first == "old" || first == "new" {
+                                refs.push((c.location, first == "old", col));
+                            }
+                        }
+                    }
                 }
-                if uses_old && events & TRIGGER_TYPE_INSERT != 0 {
-                    return invalid("INSERT trigger's WHEN condition cannot reference OLD values");
-                }
-                if uses_new && events & TRIGGER_TYPE_DELETE != 0 {
-                    return invalid("DELETE trigger's WHEN condition cannot reference NEW values");
-                }
-                if new_system && before {
-                    return Err(PgError::new(sqlstate::FEATURE_NOT_SUPPORTED, "BEFORE trigger's WHEN condition cannot reference NEW system columns"));
+                refs.sort_by_key(|r| r.0);
+                for (location, is_old, col) in &refs {
+                    let at = crate::analyzer::pos(*location);
+                    let invalid = |m: &str| Err(PgError::new(sqlstate::INVALID_OBJECT_DEFINITION, m.to_string()).with_position(at));
+                    if !row {
+                        return invalid("statement trigger's WHEN condition cannot reference column values");
+                    }
+                    if *is_old && events & TRIGGER_TYPE_INSERT != 0 {
+                        return invalid("INSERT trigger's WHEN condition cannot reference OLD values");
+                    }
+                    if !*is_old && events & TRIGGER_TYPE_DELETE != 0 {
+                        return invalid("DELETE trigger's WHEN condition cannot reference NEW values");
+                    }
+                    let system = matches!(col.as_str(), "ctid" | "xmin" | "xmax" | "cmin" | "cmax" | "tableoid");
+                    if !*is_old && system && before {
+                        return Err(PgError::new(sqlstate::FEATURE_NOT_SUPPORTED, "BEFORE trigger's WHEN condition cannot reference NEW system columns").with_position(at));
+                    }
                 }
                 // Compile it now, so unknown columns and type errors show at CREATE.
                 let r = crate::executor::trigger::when_relation(&rel);
@@ -139,10 +159,21 @@ pub fn create_trigger(s: &mut SqlSession, stmt: &pb::CreateTrigStmt, sql: &str) 
         }
         // The function: no arguments, returning trigger.
         let owa = pb::ObjectWithArgs { objname: stmt.funcname.clone(), objargs: vec![], objfuncargs: vec![], args_unspecified: false };
-        let func = super::function::lookup_function(d.s, &d.catalog, &owa, 'f', false)?
-            .ok_or_else(|| PgError::internal("function lookup returned nothing"))?;
-        let fname = strings(&stmt.funcname).join(".");
-        if func.ret_type != oid::TRIGGER {
+        let fname_parts = strings(&stmt.funcname);
+        let (func_oid, func_ret) = match super::function::lookup_function(d.s, &d.catalog, &owa, 'f', true)? {
+            Some(f) => (f.oid, f.ret_type),
+            // A built-in trigger function (suppress_redundant_updates_trigger).
+            None => match builtin_trigger_function(&d.catalog, &fname_parts) {
+                Some(oid) => (oid, oid::TRIGGER),
+                None => {
+                    let f = super::function::lookup_function(d.s, &d.catalog, &owa, 'f', false)?
+                        .ok_or_else(|| PgError::internal("function lookup returned nothing"))?;
+                    (f.oid, f.ret_type)
+                }
+            },
+        };
+        let fname = fname_parts.join(".");
+        if func_ret != oid::TRIGGER {
             return Err(PgError::new(sqlstate::INVALID_OBJECT_DEFINITION, format!("function {fname} must return type trigger")));
         }
         let constrrel = match &stmt.constrrel {
@@ -171,7 +202,7 @@ pub fn create_trigger(s: &mut SqlSession, stmt: &pb::CreateTrigStmt, sql: &str) 
                 None => d.oid()?,
             },
             name: stmt.trigname.clone(),
-            function: func.oid,
+            function: func_oid,
             tgtype,
             enabled: match existing {
                 Some(i) => t.triggers[i].enabled,
@@ -184,8 +215,8 @@ pub fn create_trigger(s: &mut SqlSession, stmt: &pb::CreateTrigStmt, sql: &str) 
             columns,
             args: strings(&stmt.args),
             when,
-            old_table: None,
-            new_table: None,
+            old_table,
+            new_table,
         };
         match existing {
             Some(i) => t.triggers[i] = trigger,
@@ -194,6 +225,77 @@ pub fn create_trigger(s: &mut SqlSession, stmt: &pb::CreateTrigStmt, sql: &str) 
         d.put(&t)?;
     }
     s.reload_txn_catalog()
+}
+
+/// The REFERENCING clause's OLD TABLE and NEW TABLE names, with the
+/// checks PostgreSQL's CreateTriggerFiringOn makes of them.
+fn transition_names(stmt: &pb::CreateTrigStmt, rel: &Relation, events: i16, row: bool) -> PgResult<(Option<String>, Option<String>)> {
+    let (mut old, mut new): (Option<String>, Option<String>) = (None, None);
+    let unsupported = |m: &str| Err(PgError::new(sqlstate::FEATURE_NOT_SUPPORTED, m.to_string()));
+    let invalid = |m: &str| Err(PgError::new(sqlstate::INVALID_OBJECT_DEFINITION, m.to_string()));
+    for n in &stmt.transition_rels {
+        let Some(NodeEnum::TriggerTransition(tt)) = &n.node else { return Err(PgError::internal("REFERENCING item")) };
+        if !tt.is_table {
+            return Err(PgError::new(sqlstate::FEATURE_NOT_SUPPORTED, "ROW variable naming in the REFERENCING clause is not supported")
+                .with_hint("Use OLD TABLE or NEW TABLE for naming transition tables."));
+        }
+        match rel.kind {
+            RelKind::ForeignTable => return Err(wrong_object(format!("\"{}\" is a foreign table", rel.name), "Triggers on foreign tables cannot have transition tables.")),
+            RelKind::View => return Err(wrong_object(format!("\"{}\" is a view", rel.name), "Triggers on views cannot have transition tables.")),
+            _ => {}
+        }
+        if row && !rel.inherits.is_empty() {
+            return unsupported("ROW triggers with transition tables are not supported on inheritance children");
+        }
+        if stmt.timing != 0 {
+            return invalid("transition table name can only be specified for an AFTER trigger");
+        }
+        if events & TRIGGER_TYPE_TRUNCATE != 0 {
+            return unsupported("TRUNCATE triggers with transition tables are not supported");
+        }
+        let kinds = [TRIGGER_TYPE_INSERT, TRIGGER_TYPE_UPDATE, TRIGGER_TYPE_DELETE].iter().filter(|&&b| events & b != 0).count();
+        if kinds != 1 {
+            return unsupported("transition tables cannot be specified for triggers with more than one event");
+        }
+        if !stmt.columns.is_empty() {
+            return unsupported("transition tables cannot be specified for triggers with column lists");
+        }
+        if tt.is_new {
+            if events & (TRIGGER_TYPE_INSERT | TRIGGER_TYPE_UPDATE) == 0 {
+                return invalid("NEW TABLE can only be specified for an INSERT or UPDATE trigger");
+            }
+            if new.is_some() {
+                return invalid("NEW TABLE cannot be specified multiple times");
+            }
+            new = Some(tt.name.clone());
+        } else {
+            if events & (TRIGGER_TYPE_DELETE | TRIGGER_TYPE_UPDATE) == 0 {
+                return invalid("OLD TABLE can only be specified for a DELETE or UPDATE trigger");
+            }
+            if old.is_some() {
+                return invalid("OLD TABLE cannot be specified multiple times");
+            }
+            old = Some(tt.name.clone());
+        }
+    }
+    if old.is_some() && old == new {
+        return invalid("OLD TABLE name and NEW TABLE name cannot be the same");
+    }
+    Ok((old, new))
+}
+
+/// A built-in function without arguments returning trigger, named
+/// unqualified or in pg_catalog.
+fn builtin_trigger_function(catalog: &crate::catalog::DbCatalog, names: &[String]) -> Option<tusk_types::Oid> {
+    let name = match names {
+        [n] => n,
+        [schema, n] if schema == "pg_catalog" => n,
+        _ => return None,
+    };
+    catalog
+        .procs_named(name)
+        .find(|p| p.oid < oid::FIRST_NORMAL_OBJECT_ID && p.rettype == oid::TRIGGER && p.argtypes.is_empty())
+        .map(|p| p.oid)
 }
 
 fn relkind_plural(k: RelKind) -> &'static str {
@@ -249,8 +351,9 @@ pub fn drop_triggers(s: &mut SqlSession, stmt: &pb::DropStmt, sql: &str) -> PgRe
             super::grant::check_relation_owner(d.s, &rel)?;
             d.lock_relation(rel.oid)?;
             let mut t = (*rel).clone();
-            t.triggers.remove(pos);
+            let gone = t.triggers.remove(pos);
             d.put(&t)?;
+            crate::catalog::store::put_comment(d.s.txn()?, d.db(), crate::catalog::depend::PG_TRIGGER, gone.oid, 0, None)?;
         }
         s.reload_txn_catalog()?;
     }
@@ -355,6 +458,15 @@ pub fn triggerdef(catalog: &crate::catalog::DbCatalog, rel: &Relation, t: &Trigg
         out.push_str(if t.deferrable { "DEFERRABLE " } else { "NOT DEFERRABLE " });
         out.push_str(if t.initdeferred { "INITIALLY DEFERRED " } else { "INITIALLY IMMEDIATE " });
     }
+    if t.old_table.is_some() || t.new_table.is_some() {
+        out.push_str("REFERENCING ");
+        if let Some(o) = &t.old_table {
+            out.push_str(&format!("OLD TABLE AS {} ", quote(o)));
+        }
+        if let Some(n) = &t.new_table {
+            out.push_str(&format!("NEW TABLE AS {} ", quote(n)));
+        }
+    }
     out.push_str(if t.is_row() { "FOR EACH ROW " } else { "FOR EACH STATEMENT " });
     if let Some(w) = &t.when {
         // Without pretty-printing PostgreSQL parenthesizes the operator
@@ -371,7 +483,10 @@ pub fn triggerdef(catalog: &crate::catalog::DbCatalog, rel: &Relation, t: &Trigg
                 format!("{}.{}", quote(schema), quote(&f.name))
             }
         }
-        None => t.function.to_string(),
+        None => match catalog.proc(t.function) {
+            Some(p) => quote(&p.name),
+            None => t.function.to_string(),
+        },
     };
     let args: Vec<String> = t.args.iter().map(|a| quote_literal(a)).collect();
     out.push_str(&format!("EXECUTE FUNCTION {fname}({})", args.join(", ")));

@@ -241,6 +241,7 @@ fn build_node(plan: &Plan, cx: &ExecCx) -> PgResult<Box<dyn Node>> {
             Box::new(RecursiveUnionNode::new(build(base, cx)?, (**recursive).clone(), *all, *id))
         }
         Plan::WorkTable { id, .. } => Box::new(WorkTableNode { id: *id, rows: None, pos: 0 }),
+        Plan::NamedTuplestore { name, .. } => Box::new(NamedTuplestoreNode { name: name.clone(), rows: None, pos: 0 }),
         Plan::Materialize { input } => Box::new(MaterializeNode { input: Some(build(input, cx)?), rows: Vec::new(), pos: 0 }),
         Plan::Modify { kind, rel, input, update_cols, on_conflict, returning, returning_input, view_checks, old_width, recheck, inherited, returning_system } => {
             let mut node = modify::ModifyNode::new(

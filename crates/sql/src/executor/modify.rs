@@ -25,7 +25,7 @@ use crate::expr::Expr;
 use crate::plan::{ModifyKind, OnConflictPlan};
 use crate::functions::DeferredCheck;
 use crate::catalog::trigger::{TriggerEvent, TriggerTiming};
-use super::trigger::{AfterEvent, TableTriggers};
+use super::trigger::{AfterEvent, TableTriggers, TransitionKind};
 
 /// Rows written, for the command tag.
 #[derive(Clone, Copy, Debug, Default)]
@@ -624,6 +624,7 @@ impl RowInserter {
         }
         let Some(row) = self.writer.before_insert(&info, row.to_vec(), cx)? else { return Ok(false) };
         self.writer.insert_row(&info, &row, cx)?;
+        capture(&info, TransitionKind::InsertNew, &row);
         self.writer.after_row(&info, TriggerEvent::Insert, None, Some(&row), None, cx)?;
         Ok(true)
     }
@@ -799,7 +800,61 @@ impl ModifyNode {
         Ok(())
     }
 
+    /// INSERT, UPDATE or DELETE on a view through its INSTEAD OF
+    /// triggers: each row goes to them (NEW for INSERT and UPDATE, OLD for
+    /// UPDATE and DELETE, as rows of the view); one returning NULL leaves
+    /// the row out of the count and of RETURNING, which reads the row the
+    /// triggers returned (the old row for DELETE).
+    fn run_instead(&mut self, mut input: Box<dyn Node>, cx: &ExecCx) -> PgResult<Vec<Row>> {
+        let event = match self.kind {
+            ModifyKind::Insert => TriggerEvent::Insert,
+            ModifyKind::Update => TriggerEvent::Update,
+            ModifyKind::Delete => TriggerEvent::Delete,
+        };
+        let triggers = TableTriggers::of(&self.rel, cx);
+        let set_cols = (self.kind == ModifyKind::Update).then(|| self.update_cols.clone());
+        if let Some(t) = &triggers {
+            t.statement(TriggerTiming::Before, event, set_cols.as_deref(), cx)?;
+        }
+        let mut rows = Vec::new();
+        while let Some(r) = input.next(cx)? {
+            rows.push(r);
+        }
+        drop(input);
+        let ncols = self.rel.live_columns().count();
+        let mut out = Vec::new();
+        for row in rows {
+            cx.check()?;
+            let (old, new) = match self.kind {
+                ModifyKind::Insert => (None, Some(row[..ncols].to_vec())),
+                ModifyKind::Update => {
+                    let mut new = row[..ncols].to_vec();
+                    for (i, &c) in self.update_cols.iter().enumerate() {
+                        new[c] = row[self.old_width + i].clone();
+                    }
+                    (Some(row[..ncols].to_vec()), Some(new))
+                }
+                ModifyKind::Delete => (Some(row[..ncols].to_vec()), None),
+            };
+            let result = match &triggers {
+                // (disabled triggers leave the row as it was, counted)
+                Some(t) => t.before_row(TriggerTiming::InsteadOf, event, old.as_deref(), new, None, cx)?,
+                None => new.or(old),
+            };
+            let Some(result) = result else { continue };
+            let joined: &[Datum] = if self.kind == ModifyKind::Insert { &[] } else { &row };
+            self.emit_joined(&result, None, joined, &mut out, cx)?;
+        }
+        if let Some(t) = &triggers {
+            t.statement(TriggerTiming::After, event, set_cols.as_deref(), cx)?;
+        }
+        Ok(out)
+    }
+
     fn run(&mut self, mut input: Box<dyn Node>, cx: &ExecCx) -> PgResult<Vec<Row>> {
+        if self.rel.kind == crate::catalog::RelKind::View {
+            return self.run_instead(input, cx);
+        }
         // CheckValidResultRel: tables a publication publishes these
         // changes of need a replica identity.
         let replicated = match self.kind {
@@ -815,8 +870,10 @@ impl ModifyNode {
             }
         }
         // Statement-level triggers (an INSERT ... ON CONFLICT DO UPDATE
-        // fires the UPDATE ones too).
-        let stmt_triggers = TableTriggers::of(&self.rel, cx);
+        // fires the UPDATE ones too); the target's row triggers are the
+        // same, and share the statement's transition tables.
+        let info = self.writer.info(self.rel.oid, cx)?;
+        let stmt_triggers = info.triggers.clone();
         let events: Vec<TriggerEvent> = match self.kind {
             ModifyKind::Insert if self.on_conflict.as_ref().is_some_and(|c| c.do_update) => vec![TriggerEvent::Insert, TriggerEvent::Update],
             ModifyKind::Insert => vec![TriggerEvent::Insert],
@@ -838,7 +895,6 @@ impl ModifyNode {
             rows.push(r);
         }
         drop(input);
-        let info = self.writer.info(self.rel.oid, cx)?;
         let mut out = Vec::new();
         match self.kind {
             ModifyKind::Insert => {
@@ -891,8 +947,13 @@ impl ModifyNode {
                             Some(r) => new = r,
                             None => continue,
                         }
+                        check_not_self_modified(&route.info, key, &latest, "updated", cx)?;
                     }
                     let new_key = self.writer.update_row(&route.info, key, &latest, new.clone(), cx, 0)?;
+                    if let Some(t) = &info.triggers {
+                        t.capture(TransitionKind::UpdateOld, &latest_target);
+                        t.capture(TransitionKind::UpdateNew, &route.as_target(&new));
+                    }
                     if route.info.triggers.is_some() {
                         let cols: Vec<usize> = self.update_cols.iter().map(|&c| route.column(c)).collect();
                         self.writer.after_row(&route.info, TriggerEvent::Update, Some(&latest), Some(&new), Some(&cols), cx)?;
@@ -926,9 +987,13 @@ impl ModifyNode {
                         if t.before_row(TriggerTiming::Before, TriggerEvent::Delete, Some(&latest), None, None, cx)?.is_none() {
                             continue;
                         }
+                        check_not_self_modified(&route.info, key, &latest, "deleted", cx)?;
                     }
                     self.writer.fks_in(&route.info, &latest, None, cx, 0)?;
                     route.info.table.delete(&latest, key, cx)?;
+                    if let Some(t) = &info.triggers {
+                        t.capture(TransitionKind::DeleteOld, &latest_target);
+                    }
                     self.writer.after_row(&route.info, TriggerEvent::Delete, Some(&latest), None, None, cx)?;
                     let system = self.system_values(&route.info, key);
                     self.emit_joined(&latest_target, system, &row, &mut out, cx)?;
@@ -938,7 +1003,8 @@ impl ModifyNode {
         self.writer.run_fk_checks(cx)?;
         self.writer.fire_after(cx)?;
         if let Some(t) = &stmt_triggers {
-            for &e in &events {
+            // ON CONFLICT DO UPDATE: the UPDATE ones first (fireASTriggers).
+            for &e in events.iter().rev() {
                 t.statement(TriggerTiming::After, e, set_cols.as_deref(), cx)?;
             }
         }
@@ -949,6 +1015,7 @@ impl ModifyNode {
         let Some(row) = self.writer.before_insert(info, row, cx)? else { return Ok(()) };
         let Some(oc) = self.on_conflict.clone() else {
             let key = self.writer.insert_row(info, &row, cx)?;
+            capture(info, TransitionKind::InsertNew, &row);
             self.writer.after_row(info, TriggerEvent::Insert, None, Some(&row), None, cx)?;
             let system = self.system_values(info, &key);
             return self.emit_joined(&row, system, &[], out, cx);
@@ -973,6 +1040,7 @@ impl ModifyNode {
                 info.table.insert(&row, &key, cx)?;
                 self.writer.defer_unique_checks(info, &row, None, cx)?;
                 self.writer.defer_fk_check(info, &row, None, &key, cx);
+                capture(info, TransitionKind::InsertNew, &row);
                 self.writer.after_row(info, TriggerEvent::Insert, None, Some(&row), None, cx)?;
                 let system = self.system_values(info, &key);
                 self.conflict_updated.insert(key);
@@ -1022,12 +1090,35 @@ impl ModifyNode {
                     }
                 }
                 let nk = self.writer.update_row(info, &existing_key, &existing, new.clone(), cx, 0)?;
+                capture(info, TransitionKind::UpdateOld, &existing);
+                capture(info, TransitionKind::UpdateNew, &new);
                 self.writer.after_row(info, TriggerEvent::Update, Some(&existing), Some(&new), Some(&set_cols), cx)?;
                 let system = self.system_values(info, &nk);
                 self.conflict_updated.insert(nk);
                 self.emit_joined(&new, system, &[], out, cx)
             }
         }
+    }
+}
+
+/// A BEFORE ROW trigger's own statements must not have changed the row
+/// it fired for (heap_update's TM_SelfModified by a later command).
+fn check_not_self_modified(info: &RelInfo, key: &[u8], fired_for: &[Datum], what: &str, cx: &ExecCx) -> PgResult<()> {
+    let now = info.table.fetch_latest(cx.txn, key)?;
+    if now.as_deref().map_or(true, |r| rows_differ(r, fired_for)) {
+        return Err(PgError::new(
+            "27000",
+            format!("tuple to be {what} was already modified by an operation triggered by the current command"),
+        )
+        .with_hint("Consider using an AFTER trigger instead of a BEFORE trigger to propagate changes to other rows."));
+    }
+    Ok(())
+}
+
+/// Adds a row the statement wrote to its target's transition table.
+fn capture(info: &RelInfo, kind: TransitionKind, row: &[Datum]) {
+    if let Some(t) = &info.triggers {
+        t.capture(kind, row);
     }
 }
 

@@ -976,6 +976,31 @@ impl Node for WorkTableNode {
     }
 }
 
+/// Reads a named tuplestore (a trigger's transition table) of the
+/// query environment the statement runs in.
+pub struct NamedTuplestoreNode {
+    pub name: String,
+    pub rows: Option<std::sync::Arc<Vec<Row>>>,
+    pub pos: usize,
+}
+
+impl Node for NamedTuplestoreNode {
+    fn next(&mut self, cx: &ExecCx) -> PgResult<Option<Row>> {
+        if self.rows.is_none() {
+            // A plan cached by procedural code may outlive the firing whose
+            // tables it was made for.
+            let rows = cx.env.named_tuplestore(&self.name).ok_or_else(|| {
+                PgError::new(tusk_types::sqlstate::UNDEFINED_TABLE, format!("relation \"{}\" does not exist", self.name))
+            })?;
+            self.rows = Some(rows);
+        }
+        let rows = self.rows.as_ref().expect("set above");
+        let r = rows.get(self.pos).cloned();
+        self.pos += 1;
+        Ok(r)
+    }
+}
+
 pub struct MaterializeNode {
     pub input: Option<Box<dyn Node>>,
     pub rows: Vec<Row>,

@@ -1,7 +1,9 @@
 //! Firing DML triggers (PostgreSQL's trigger.c, the executor half): the
 //! triggers of a table a statement writes, BEFORE ROW triggers that change
 //! or skip a row, AFTER ROW events queued to the end of the statement,
-//! statement-level triggers, `UPDATE OF` columns and `WHEN` conditions.
+//! statement-level triggers, `UPDATE OF` columns and `WHEN` conditions,
+//! and the transition tables (REFERENCING OLD/NEW TABLE) a statement
+//! collects for its AFTER triggers.
 //!
 //! A trigger function runs through the session (`Env::call_trigger`),
 //! which hands it to its language's handler with a `TriggerData`.
@@ -13,11 +15,11 @@ use std::sync::Arc;
 use tusk_types::{sqlstate, Datum, Oid, PgError, PgResult, SqlType};
 
 use super::eval::eval_pred;
-use super::ExecCx;
+use super::{ExecCx, Row};
 use crate::catalog::trigger::{Trigger, TriggerEvent, TriggerTiming};
 use crate::catalog::Relation;
 use crate::expr::Expr;
-use crate::procedural::TriggerData;
+use crate::procedural::{NamedTuplestore, TriggerData};
 
 /// The enabled triggers of one table, in name order (the order PostgreSQL
 /// fires them in), with their WHEN conditions compiled as first needed.
@@ -28,6 +30,42 @@ pub struct TableTriggers {
     /// Each trigger's `TriggerData` without its rows, made at its first
     /// firing in the statement and reused for the rows after it.
     data_cache: RefCell<Vec<Option<TriggerData>>>,
+    /// The statement's transition tables, collected when some trigger
+    /// names them.
+    transition: [Transition; 4],
+}
+
+/// The transition tables of a statement: inserted rows, old and new
+/// versions of updated rows, deleted rows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TransitionKind {
+    InsertNew = 0,
+    UpdateOld = 1,
+    UpdateNew = 2,
+    DeleteOld = 3,
+}
+
+/// One transition table being collected.
+#[derive(Default)]
+struct Transition {
+    /// Whether a trigger reads it (only then are rows kept).
+    wanted: bool,
+    rows: RefCell<Vec<Row>>,
+    /// The rows as handed to trigger functions, made once after the last
+    /// row was added.
+    frozen: RefCell<Option<Arc<Vec<Row>>>>,
+}
+
+impl TransitionKind {
+    /// The tables a trigger of `event` reads as OLD TABLE and NEW TABLE.
+    fn of(event: TriggerEvent) -> (Option<TransitionKind>, Option<TransitionKind>) {
+        match event {
+            TriggerEvent::Insert => (None, Some(TransitionKind::InsertNew)),
+            TriggerEvent::Update => (Some(TransitionKind::UpdateOld), Some(TransitionKind::UpdateNew)),
+            TriggerEvent::Delete => (Some(TransitionKind::DeleteOld), None),
+            TriggerEvent::Truncate => (None, None),
+        }
+    }
 }
 
 /// An AFTER ROW event waiting for the end of its statement.
@@ -54,7 +92,55 @@ impl TableTriggers {
         }
         triggers.sort_by(|a, b| a.name.cmp(&b.name));
         let data_cache = RefCell::new(vec![None; triggers.len()]);
-        Some(TableTriggers { rel: rel.clone(), triggers, when: RefCell::new(HashMap::new()), data_cache })
+        let mut transition: [Transition; 4] = Default::default();
+        for t in triggers.iter().filter(|t| t.timing() == TriggerTiming::After) {
+            for event in [TriggerEvent::Insert, TriggerEvent::Update, TriggerEvent::Delete] {
+                if !t.fires_on(event) {
+                    continue;
+                }
+                let (old, new) = TransitionKind::of(event);
+                if let (Some(k), Some(_)) = (old, &t.old_table) {
+                    transition[k as usize].wanted = true;
+                }
+                if let (Some(k), Some(_)) = (new, &t.new_table) {
+                    transition[k as usize].wanted = true;
+                }
+            }
+        }
+        Some(TableTriggers { rel: rel.clone(), triggers, when: RefCell::new(HashMap::new()), data_cache, transition })
+    }
+
+    /// Whether the statement collects transition table `kind`.
+    pub fn wants(&self, kind: TransitionKind) -> bool {
+        self.transition[kind as usize].wanted
+    }
+
+    /// Adds a written row (in this table's column order) to a transition
+    /// table, if a trigger reads it.
+    pub fn capture(&self, kind: TransitionKind, row: &[Datum]) {
+        let t = &self.transition[kind as usize];
+        if t.wanted {
+            t.rows.borrow_mut().push(row.to_vec());
+            t.frozen.borrow_mut().take();
+        }
+    }
+
+    /// The transition tables trigger `i` names, for a firing on `event`.
+    fn transition_tables(&self, i: usize, event: TriggerEvent) -> Vec<NamedTuplestore> {
+        let t = &self.triggers[i];
+        if t.old_table.is_none() && t.new_table.is_none() {
+            return Vec::new();
+        }
+        let (old, new) = TransitionKind::of(event);
+        let columns: Vec<(String, SqlType)> = self.rel.live_columns().map(|(_, c)| (c.name.clone(), SqlType::with_typmod(c.type_oid, c.typmod))).collect();
+        let mut out = Vec::new();
+        for (name, kind) in [(&t.old_table, old), (&t.new_table, new)] {
+            let (Some(name), Some(kind)) = (name, kind) else { continue };
+            let tr = &self.transition[kind as usize];
+            let rows = tr.frozen.borrow_mut().get_or_insert_with(|| Arc::new(tr.rows.borrow().clone())).clone();
+            out.push(NamedTuplestore { name: name.clone(), columns: columns.clone(), rows });
+        }
+        out
     }
 
     pub fn has(&self, timing: TriggerTiming, row: bool, event: TriggerEvent) -> bool {
@@ -112,6 +198,7 @@ impl TableTriggers {
             columns: self.rel.live_columns().map(|(_, c)| (c.name.clone(), SqlType::with_typmod(c.type_oid, c.typmod))).collect(),
             new: new.map(|r| r.to_vec()),
             old: old.map(|r| r.to_vec()),
+            transition: Vec::new(),
         }
     }
 
@@ -127,10 +214,13 @@ impl TableTriggers {
         };
         data.new = new.map(|r| r.to_vec());
         data.old = old.map(|r| r.to_vec());
-        let out = cx.env.call_trigger(self.triggers[i].function, &data);
+        data.transition = self.transition_tables(i, event);
+        let func = self.triggers[i].function;
+        let out = if func < tusk_types::oid::FIRST_NORMAL_OBJECT_ID { builtin_trigger(func, &data, cx) } else { cx.env.call_trigger(func, &data) };
         let width = data.columns.len();
         data.new = None;
         data.old = None;
+        data.transition = Vec::new();
         self.data_cache.borrow_mut()[i] = Some(data);
         Ok((out?, width))
     }
@@ -222,6 +312,37 @@ impl TableTriggers {
     }
 }
 
+/// Runs a built-in trigger function (PostgreSQL's C ones).
+fn builtin_trigger(func: Oid, data: &TriggerData, cx: &ExecCx) -> PgResult<Datum> {
+    let name = cx.catalog.proc(func).map(|p| p.name.clone()).unwrap_or_default();
+    match name.as_str() {
+        "suppress_redundant_updates_trigger" => suppress_redundant_updates(data),
+        _ => Err(PgError::unsupported(format!("trigger function {name}"))),
+    }
+}
+
+/// suppress_redundant_updates_trigger: a BEFORE UPDATE row trigger that
+/// skips an update leaving the row exactly as it was.
+fn suppress_redundant_updates(data: &TriggerData) -> PgResult<Datum> {
+    let fail = |m: &str| Err(PgError::new("39P01", format!("suppress_redundant_updates_trigger: {m}")));
+    if data.op != "UPDATE" {
+        return fail("must be called on update");
+    }
+    if data.when != "BEFORE" {
+        return fail("must be called before update");
+    }
+    if data.level != "ROW" {
+        return fail("must be called for each row");
+    }
+    let (Some(old), Some(new)) = (&data.old, &data.new) else { return fail("must be called on update") };
+    let same = old.len() == new.len() && old.iter().zip(new).all(|(a, b)| a.is_null() == b.is_null() && (a.is_null() || a == b));
+    if same {
+        Ok(Datum::Null)
+    } else {
+        Ok(Datum::Record(Arc::new(new.clone())))
+    }
+}
+
 /// Fires queued AFTER ROW events, in the order they were queued.
 pub fn fire_after(queue: Vec<AfterEvent>, cx: &ExecCx) -> PgResult<()> {
     for ev in queue {
@@ -254,9 +375,10 @@ pub fn when_relation(rel: &Relation) -> Relation {
 }
 
 /// References to OLD and NEW in a WHEN condition: `old.c` becomes the
-/// column "old.c" of `when_relation`. Returns the text and whether OLD,
-/// NEW, and a system column of NEW were referenced.
-pub fn rewrite_when(text: &str) -> PgResult<(String, bool, bool, bool)> {
+/// column "old.c" of `when_relation`, and `old.*` the row of them all.
+/// Returns the text and whether OLD, NEW, and a system column of NEW were
+/// referenced.
+pub fn rewrite_when(text: &str, rel: &Relation) -> PgResult<(String, bool, bool, bool)> {
     let scanned = pg_query::scan(text).map_err(|e| PgError::syntax(e.to_string()))?;
     let toks = &scanned.tokens;
     let mut out = String::new();
@@ -271,7 +393,34 @@ pub fn rewrite_when(text: &str) -> PgResult<(String, bool, bool, bool)> {
             let prev_dot = i > 0 && &text[toks[i - 1].start as usize..toks[i - 1].end as usize] == ".";
             let col_tok = &toks[i + 2];
             let raw = &text[col_tok.start as usize..col_tok.end as usize];
-            if !prev_dot && raw != "*" {
+            if !prev_dot && raw == "*" {
+                if lower == "old" {
+                    uses_old = true;
+                } else {
+                    uses_new = true;
+                }
+                let fields: Vec<String> = rel.live_columns().map(|(_, c)| crate::functions::quote_ident(&format!("{lower}.{}", c.name))).collect();
+                out.push_str(&text[last..t.start as usize]);
+                out.push_str(&format!("ROW({})", fields.join(", ")));
+                last = col_tok.end as usize;
+                i += 3;
+                continue;
+            }
+            if !prev_dot && raw.eq_ignore_ascii_case("tableoid") {
+                // The one system column a row of OLD or NEW knows: its table.
+                if lower == "old" {
+                    uses_old = true;
+                } else {
+                    uses_new = true;
+                    new_system = true;
+                }
+                out.push_str(&text[last..t.start as usize]);
+                out.push_str(&format!("'{}'::oid", rel.oid));
+                last = col_tok.end as usize;
+                i += 3;
+                continue;
+            }
+            if !prev_dot {
                 let col = if let Some(q) = raw.strip_prefix('"').and_then(|r| r.strip_suffix('"')) { q.replace("\"\"", "\"") } else { raw.to_ascii_lowercase() };
                 if lower == "old" {
                     uses_old = true;
@@ -295,7 +444,7 @@ pub fn rewrite_when(text: &str) -> PgResult<(String, bool, bool, bool)> {
 }
 
 fn compile_when(rel: &Relation, text: &str, cx: &ExecCx) -> PgResult<Expr> {
-    let (rewritten, ..) = rewrite_when(text)?;
+    let (rewritten, ..) = rewrite_when(text, rel)?;
     let r = when_relation(rel);
     let settings = cx.env.settings();
     let user = cx.env.current_user();

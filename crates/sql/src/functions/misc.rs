@@ -94,6 +94,10 @@ fn backend_pid(_: &[Datum], c: &FnCtx) -> PgResult<Datum> {
     Ok(Datum::Int4(c.env.backend_pid()))
 }
 
+fn pg_trigger_depth(_: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    Ok(Datum::Int4(c.env.trigger_depth()))
+}
+
 fn current_setting(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
     let missing_ok = a.len() > 1 && arg_bool(a, 1);
     match c.env.settings().current_setting(arg_str(a, 0), missing_ok)? {
@@ -458,6 +462,7 @@ pub(super) fn register(r: &mut Registry) {
     plain(r, &["current_schemas"], current_schemas);
     plain(r, &["pgsql_version"], version);
     plain(r, &["pg_backend_pid"], backend_pid);
+    plain(r, &["pg_trigger_depth"], pg_trigger_depth);
     plain(r, &["show_config_by_name", "show_config_by_name_missing_ok"], current_setting);
     plain(r, &["set_config_by_name"], set_config);
     plain(r, &["nextval_oid"], nextval);

@@ -116,6 +116,15 @@ pub trait Env {
     fn call_trigger(&self, func: Oid, _data: &crate::procedural::TriggerData) -> PgResult<Datum> {
         Err(PgError::unsupported(format!("calling trigger function {func} here")))
     }
+    /// How many trigger functions are running (pg_trigger_depth()).
+    fn trigger_depth(&self) -> i32 {
+        0
+    }
+    /// The rows of a named tuplestore (a trigger's transition table) of
+    /// the query environment the statement runs in.
+    fn named_tuplestore(&self, _name: &str) -> Option<std::sync::Arc<Vec<Vec<Datum>>>> {
+        None
+    }
     /// This session's named prepared statements (pg_prepared_statements).
     fn prepared_statements(&self) -> Vec<(String, crate::session::PreparedStatementInfo)> {
         Vec::new()

@@ -655,6 +655,10 @@ fn from_item(d: &mut Deparser, q: &Query, item: &FromItem) {
                     print_alias = true;
                 }
                 RteKind::Cte { .. } => d.push(&super::quote_ident(&rte.alias)),
+                RteKind::NamedTuplestore { name } => {
+                    d.push(&super::quote_ident(name));
+                    print_alias |= refname != *name;
+                }
                 RteKind::Join { .. } => {}
             }
             if print_alias {

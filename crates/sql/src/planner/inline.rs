@@ -73,7 +73,7 @@ impl Inliner<'_> {
                         self.expr(e)?;
                     }
                 }
-                RteKind::Relation(_) | RteKind::Cte { .. } => {}
+                RteKind::Relation(_) | RteKind::Cte { .. } | RteKind::NamedTuplestore { .. } => {}
             }
         }
         for c in q.ctes.iter_mut() {

@@ -1077,6 +1077,14 @@ impl<'a> Planner<'a> {
                 }
                 Ok((plan, layout))
             }
+            RteKind::NamedTuplestore { name } => {
+                let layout = Layout::single(idx, rte.col_names.len(), false);
+                let mut plan = Plan::NamedTuplestore { name: name.clone(), label: Label::of(rte) };
+                if let Some(pred) = self.convert_all(quals, &layout)? {
+                    plan = Plan::Filter { input: plan.boxed(), predicate: pred };
+                }
+                Ok((plan, layout))
+            }
             RteKind::Join { .. } => Err(PgError::internal("join RTE planned directly")),
         }
     }
@@ -1174,8 +1182,13 @@ impl<'a> Planner<'a> {
 
     fn plan_modify(&mut self, q: &Query) -> PgResult<Plan> {
         let result_rte = q.result_rte.ok_or_else(|| PgError::internal("DML without target"))?;
-        let RteKind::Relation(rel) = &q.rtable[result_rte].kind else { return Err(PgError::internal("DML target")) };
-        let rel = rel.clone();
+        let rel = match &q.rtable[result_rte].kind {
+            RteKind::Relation(rel) => rel.clone(),
+            // A view whose INSTEAD OF triggers take its UPDATE or DELETE:
+            // the view's rows are the statement's input.
+            RteKind::Subquery(sq) => sq.expanded_view.and_then(|v| self.catalog.relation(v).cloned()).ok_or_else(|| PgError::internal("DML target"))?,
+            _ => return Err(PgError::internal("DML target")),
+        };
         self.note_relation(rel.oid);
         let ncols = q.rtable[result_rte].col_names.len();
         match q.command {
@@ -1236,9 +1249,14 @@ impl<'a> Planner<'a> {
                 }
                 let (plan, layout) = self.plan_from(q, &q.from, quals, false)?;
                 let (off, _, key) = layout.entries[&result_rte];
-                let key = key.ok_or_else(|| PgError::internal("target scanned without key"))?;
                 let mut exprs: Vec<Expr> = (0..ncols).map(|i| Expr::Column(off + i, q.rtable[result_rte].col_types[i])).collect();
-                exprs.push(Expr::Column(key, SqlType::new(oid::BYTEA)));
+                if rel.kind == crate::catalog::RelKind::View {
+                    // A view's row has no key: its triggers get the row itself.
+                    exprs.push(Expr::null(SqlType::new(oid::BYTEA)));
+                } else {
+                    let key = key.ok_or_else(|| PgError::internal("target scanned without key"))?;
+                    exprs.push(Expr::Column(key, SqlType::new(oid::BYTEA)));
+                }
                 // An inheritance tree's rows carry their table, which routes them.
                 let members = self.inheritance_members(&q.rtable[result_rte], &rel)?;
                 let mut inherited = Vec::new();

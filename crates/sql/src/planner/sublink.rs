@@ -387,7 +387,7 @@ pub(super) fn rewrite_query_deep(q: &mut Query, depth: u32, f: &mut dyn FnMut(Ex
             RteKind::Join { columns, .. } => columns.iter_mut().for_each(|e| ex(e, f, cte)),
             RteKind::Subquery(sq) => rewrite_query_deep(Arc::make_mut(sq), depth + 1, f, cte),
             RteKind::Cte { levels_up, .. } => cte(levels_up, depth),
-            RteKind::Relation(_) => {}
+            RteKind::Relation(_) | RteKind::NamedTuplestore { .. } => {}
         }
     }
     for c in q.ctes.iter_mut() {
