@@ -51,69 +51,17 @@ struct Inliner<'a> {
 impl Inliner<'_> {
     fn query(&mut self, q: &mut Query) -> PgResult<()> {
         crate::stack::check()?;
+        query_parts_mut(q, &mut |part| match part {
+            Part::Expr(e) => self.expr(e),
+            Part::Query(sq) => self.query(sq),
+        })?;
+        // A set-returning function in FROM, its arguments inlined already,
+        // may become its body.
         for rte in q.rtable.iter_mut() {
-            match &mut rte.kind {
-                RteKind::Subquery(sq) => self.query(Arc::make_mut(sq))?,
-                RteKind::Values(rows) => {
-                    for e in rows.iter_mut().flatten() {
-                        self.expr(e)?;
-                    }
+            if let RteKind::Function { call, ordinality: false, .. } = &rte.kind {
+                if let Some(sq) = self.set_returning(call) {
+                    rte.kind = RteKind::Subquery(Arc::new(sq));
                 }
-                RteKind::Function { call, ordinality, .. } => {
-                    let ordinality = *ordinality;
-                    self.expr(call)?;
-                    if !ordinality {
-                        if let Some(sq) = self.set_returning(call) {
-                            rte.kind = RteKind::Subquery(Arc::new(sq));
-                        }
-                    }
-                }
-                RteKind::Join { columns, .. } => {
-                    for e in columns.iter_mut() {
-                        self.expr(e)?;
-                    }
-                }
-                RteKind::Relation(_) | RteKind::Cte { .. } | RteKind::NamedTuplestore { .. } => {}
-            }
-        }
-        for c in q.ctes.iter_mut() {
-            self.query(&mut c.query)?;
-            if let Some((a, b, _)) = &mut c.recursive_parts {
-                self.query(a)?;
-                self.query(b)?;
-            }
-        }
-        for f in q.from.iter_mut() {
-            self.from_item(f)?;
-        }
-        for t in q.targets.iter_mut().chain(q.returning.iter_mut()) {
-            self.expr(&mut t.expr)?;
-        }
-        let exprs = q
-            .quals
-            .iter_mut()
-            .chain(q.group_by.iter_mut())
-            .chain(q.having.iter_mut())
-            .chain(q.limit.iter_mut())
-            .chain(q.offset.iter_mut())
-            .chain(q.update_set.iter_mut().map(|(_, e)| e))
-            .chain(q.view_checks.iter_mut().map(|(_, e)| e));
-        for e in exprs {
-            self.expr(e)?;
-        }
-        if let Some(ins) = &mut q.insert {
-            self.query(&mut ins.source)?;
-        }
-        // Set operations' branches are subqueries of the range table.
-        Ok(())
-    }
-
-    fn from_item(&mut self, f: &mut FromItem) -> PgResult<()> {
-        if let FromItem::Join { left, right, quals, .. } = f {
-            self.from_item(left)?;
-            self.from_item(right)?;
-            if let Some(q) = quals {
-                self.expr(q)?;
             }
         }
         Ok(())
@@ -334,47 +282,90 @@ fn expensive(e: &Expr) -> bool {
 /// Puts the call's arguments in place of `$n` throughout a body query
 /// (arguments hold no column references, so levels do not matter).
 fn substitute_params(q: &mut Query, args: &[Expr]) {
-    let mut sub = |e: &mut Expr| {
-        let taken = std::mem::replace(e, Expr::Const(tusk_types::Datum::Null, tusk_types::SqlType::new(oid::UNKNOWN)));
-        *e = taken.rewrite(&mut |x| match x {
-            Expr::Param(i, t) => args.get(i).cloned().unwrap_or(Expr::Param(i, t)),
-            Expr::SubLink { kind, test, op, mut query, ty } => {
-                substitute_params(&mut query, args);
-                Expr::SubLink { kind, test, op, query, ty }
+    let _ = query_parts_mut(q, &mut |part| {
+        match part {
+            Part::Expr(e) => {
+                let taken = std::mem::replace(e, Expr::Const(tusk_types::Datum::Null, tusk_types::SqlType::new(oid::UNKNOWN)));
+                *e = taken.rewrite(&mut |x| match x {
+                    Expr::Param(i, t) => args.get(i).cloned().unwrap_or(Expr::Param(i, t)),
+                    Expr::SubLink { kind, test, op, mut query, ty } => {
+                        substitute_params(&mut query, args);
+                        Expr::SubLink { kind, test, op, query, ty }
+                    }
+                    other => other,
+                });
             }
-            other => other,
-        });
-    };
+            Part::Query(sq) => substitute_params(sq, args),
+        }
+        Ok(())
+    });
+}
+
+/// A piece of a query `query_parts_mut` hands out.
+enum Part<'q> {
+    Expr(&'q mut Expr),
+    Query(&'q mut Query),
+}
+
+/// Hands `f` every expression of `q` itself (range table entries' too,
+/// but not those inside sublinks, which `f` meets as expressions) and
+/// every query directly inside it: subqueries in FROM (set operations'
+/// branches among them), WITH queries, an INSERT's source.
+fn query_parts_mut(q: &mut Query, f: &mut dyn FnMut(Part<'_>) -> PgResult<()>) -> PgResult<()> {
     for rte in q.rtable.iter_mut() {
         match &mut rte.kind {
-            RteKind::Subquery(sq) => substitute_params(Arc::make_mut(sq), args),
-            RteKind::Values(rows) => rows.iter_mut().flatten().for_each(&mut sub),
-            RteKind::Function { call, .. } => sub(call),
-            RteKind::Join { columns, .. } => columns.iter_mut().for_each(&mut sub),
-            _ => {}
+            RteKind::Subquery(sq) => f(Part::Query(Arc::make_mut(sq)))?,
+            RteKind::Values(rows) => {
+                for e in rows.iter_mut().flatten() {
+                    f(Part::Expr(e))?;
+                }
+            }
+            RteKind::Function { call, .. } => f(Part::Expr(call))?,
+            RteKind::Join { columns, .. } => {
+                for e in columns.iter_mut() {
+                    f(Part::Expr(e))?;
+                }
+            }
+            RteKind::Relation(_) | RteKind::Cte { .. } | RteKind::NamedTuplestore { .. } => {}
         }
     }
     for c in q.ctes.iter_mut() {
-        substitute_params(&mut c.query, args);
+        f(Part::Query(&mut c.query))?;
         if let Some((a, b, _)) = &mut c.recursive_parts {
-            substitute_params(a, args);
-            substitute_params(b, args);
+            f(Part::Query(a))?;
+            f(Part::Query(b))?;
         }
     }
-    fn from_quals(f: &mut FromItem, sub: &mut dyn FnMut(&mut Expr)) {
-        if let FromItem::Join { left, right, quals, .. } = f {
-            from_quals(left, sub);
-            from_quals(right, sub);
+    fn join_quals(item: &mut FromItem, f: &mut dyn FnMut(Part<'_>) -> PgResult<()>) -> PgResult<()> {
+        if let FromItem::Join { left, right, quals, .. } = item {
+            join_quals(left, f)?;
+            join_quals(right, f)?;
             if let Some(q) = quals {
-                sub(q);
+                f(Part::Expr(q))?;
             }
         }
+        Ok(())
     }
-    for f in q.from.iter_mut() {
-        from_quals(f, &mut sub);
+    for item in q.from.iter_mut() {
+        join_quals(item, f)?;
     }
-    for t in q.targets.iter_mut() {
-        sub(&mut t.expr);
+    let exprs = q
+        .targets
+        .iter_mut()
+        .chain(q.returning.iter_mut())
+        .map(|t| &mut t.expr)
+        .chain(q.quals.iter_mut())
+        .chain(q.group_by.iter_mut())
+        .chain(q.having.iter_mut())
+        .chain(q.limit.iter_mut())
+        .chain(q.offset.iter_mut())
+        .chain(q.update_set.iter_mut().map(|(_, e)| e))
+        .chain(q.view_checks.iter_mut().map(|(_, e)| e));
+    for e in exprs {
+        f(Part::Expr(e))?;
     }
-    q.quals.iter_mut().chain(q.group_by.iter_mut()).chain(q.having.iter_mut()).chain(q.limit.iter_mut()).chain(q.offset.iter_mut()).for_each(&mut sub);
+    if let Some(ins) = &mut q.insert {
+        f(Part::Query(&mut ins.source))?;
+    }
+    Ok(())
 }
