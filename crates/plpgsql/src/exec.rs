@@ -169,7 +169,10 @@ impl<'a> Exec<'a> {
             set_rows: Vec::new(),
             handling: Vec::new(),
             nonatomic: call.is_some_and(|c| c.nonatomic),
-            ret_columns: call.and_then(|c| c.ret_columns.map(|r| r.to_vec())),
+            // A named composite result type has its fields as the columns.
+            ret_columns: call
+                .and_then(|c| c.ret_columns.map(|r| r.to_vec()))
+                .or_else(|| spi.composite_fields(call.map(|c| c.ret_type).unwrap_or(f.ret_type))),
             ret_type: call.map(|c| c.ret_type).unwrap_or(f.ret_type),
             profile: None,
         };

@@ -1945,11 +1945,13 @@ pub fn write_row_description<W: Write>(out: &mut Out<W>, cols: &[OutputColumn], 
             let (table, attnum) = c.origin.unwrap_or((0, 0));
             buf.extend_from_slice(&table.to_be_bytes());
             buf.extend_from_slice(&attnum.to_be_bytes());
-            let ty = if c.ty.oid == oid::UNKNOWN { oid::TEXT } else { c.ty.oid };
+            // A domain is described as its base type (printtup.c).
+            let described = tusk_sql::catalog::types::base_type(c.ty);
+            let ty = if described.oid == oid::UNKNOWN { oid::TEXT } else { described.oid };
             buf.extend_from_slice(&ty.to_be_bytes());
             let len = b.type_info(ty).map(|t| t.len).unwrap_or(-1);
             buf.extend_from_slice(&len.to_be_bytes());
-            buf.extend_from_slice(&c.ty.typmod.to_be_bytes());
+            buf.extend_from_slice(&described.typmod.to_be_bytes());
             buf.extend_from_slice(&format_for(formats, i).to_be_bytes());
         }
     })

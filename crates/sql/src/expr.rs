@@ -310,6 +310,10 @@ pub enum Expr {
     Subscript { arg: Box<Expr>, indexes: Vec<(Option<Expr>, Option<Expr>)>, slice: bool, ty: SqlType },
     /// A field of a composite value: `(row).field`, by position.
     FieldSelect { arg: Box<Expr>, field: usize, ty: SqlType },
+    /// A value of a domain's base type becoming a value of the domain: its
+    /// NOT NULL and CHECK constraints (of the domain and the domains under
+    /// it), each CHECK with `CaseTest` standing for the value (`VALUE`).
+    CoerceToDomain { arg: Box<Expr>, domain: Oid, not_null: bool, checks: Vec<(String, Expr)>, ty: SqlType },
 
     // -- Only after planning --
     /// A column of the node's input row.
@@ -359,7 +363,8 @@ impl Expr {
             | Expr::Row { ty, .. }
             | Expr::Array { ty, .. }
             | Expr::Subscript { ty, .. }
-            | Expr::FieldSelect { ty, .. } => *ty,
+            | Expr::FieldSelect { ty, .. }
+            | Expr::CoerceToDomain { ty, .. } => *ty,
             Expr::SubPlan(s) => s.ty,
         }
     }
@@ -415,6 +420,12 @@ impl Expr {
                 w.frame.offsets().for_each(f);
             }
             Expr::Cast { arg, .. } | Expr::NullTest { arg, .. } | Expr::BoolTest { arg, .. } | Expr::FieldSelect { arg, .. } => f(arg),
+            Expr::CoerceToDomain { arg, checks, .. } => {
+                f(arg);
+                for (_, c) in checks {
+                    f(c);
+                }
+            }
             Expr::Case { arg, whens, default, .. } => {
                 if let Some(a) = arg {
                     f(a);
@@ -514,6 +525,13 @@ impl Expr {
             Expr::NullTest { arg, is_null } => Expr::NullTest { arg: Box::new(f(*arg)), is_null },
             Expr::BoolTest { arg, kind } => Expr::BoolTest { arg: Box::new(f(*arg)), kind },
             Expr::FieldSelect { arg, field, ty } => Expr::FieldSelect { arg: Box::new(f(*arg)), field, ty },
+            Expr::CoerceToDomain { arg, domain, not_null, checks, ty } => Expr::CoerceToDomain {
+                arg: Box::new(f(*arg)),
+                domain,
+                not_null,
+                checks: checks.into_iter().map(|(n, c)| (n, f(c))).collect(),
+                ty,
+            },
             Expr::Case { arg, whens, default, ty } => Expr::Case {
                 arg: arg.map(|a| Box::new(f(*a))),
                 whens: whens.into_iter().map(|(w, t)| (f(w), f(t))).collect(),

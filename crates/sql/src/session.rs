@@ -678,10 +678,13 @@ impl SqlSession {
 
     /// The catalog as this transaction sees it.
     pub fn catalog(&self) -> PgResult<Arc<DbCatalog>> {
-        match &*self.txn_catalog.borrow() {
-            Some(c) => Ok(c.clone()),
-            None => self.cluster.catalog(self.db),
-        }
+        let c = match &*self.txn_catalog.borrow() {
+            Some(c) => c.clone(),
+            None => self.cluster.catalog(self.db)?,
+        };
+        // The user types this thread's statements see follow the catalog.
+        crate::catalog::types::enter_catalog(&c.user_types);
+        Ok(c)
     }
 
     /// A token that changes whenever `catalog()` would answer a different

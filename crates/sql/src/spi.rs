@@ -24,6 +24,7 @@ use tusk_types::{oid, sqlstate, Datum, Oid, PgError, PgResult, SqlType};
 
 use crate::catalog::DbCatalog;
 use crate::executor::{self, ExecCx, StmtState};
+use crate::expr::Expr;
 use crate::parser::{self, ParsedStatement};
 use crate::plan::{ModifyKind, Plan, PlannedQuery};
 use crate::procedural::{FetchDirection, NamedTuplestore, ParamSource, ResolvedName, Spi, SpiPlan, SpiResult, VariableConflict};
@@ -228,6 +229,19 @@ fn tag_for(planned: &PlannedQuery, rows: u64, modified: u64) -> String {
 }
 
 impl<'a> SessionSpi<'a> {
+    /// A value of a domain's base type checked against the domain's
+    /// constraints (exec_cast_value's domain step for PL variables).
+    fn check_domain(&self, value: Datum, base: SqlType, domain: SqlType) -> PgResult<Datum> {
+        let s = self.session();
+        let catalog = s.catalog()?;
+        let settings = s.settings.borrow().clone();
+        let check = {
+            let mut a = s.analyzer(&catalog, &settings, &[], "");
+            a.coerce_to_domain(Expr::Const(value, base), domain)?
+        };
+        s.with_exec(&catalog, |cx| crate::executor::eval(&check, &[], cx))
+    }
+
     /// For code called from inside a query.
     pub fn shared(s: &'a SqlSession) -> SessionSpi<'a> {
         SessionSpi { access: Access::Shared(s), nonatomic: false, query_env: None }
@@ -555,7 +569,16 @@ impl Spi for SessionSpi<'_> {
     }
 
     fn coerce(&self, value: Datum, from: SqlType, to: SqlType) -> PgResult<Datum> {
-        if value.is_null() || (from.oid == to.oid && (to.typmod < 0 || from.typmod == to.typmod)) {
+        if from.oid == to.oid && (to.typmod < 0 || from.typmod == to.typmod) {
+            return Ok(value);
+        }
+        // Into a domain: its base type's value, then its constraints.
+        if from.oid != to.oid && crate::catalog::types::domain(to.oid).is_some() {
+            let base = crate::catalog::types::base_type(to);
+            let v = self.coerce(value, from, base)?;
+            return self.check_domain(v, base, to);
+        }
+        if value.is_null() {
             return Ok(value);
         }
         let s = self.session();
@@ -602,15 +625,15 @@ impl Spi for SessionSpi<'_> {
         })
     }
 
-    fn composite_fields(&self, _ty: SqlType) -> Option<Vec<(String, SqlType)>> {
-        // Composite types arrive with issue 15's CREATE TYPE AS and table
-        // row types.
-        None
+    fn composite_fields(&self, ty: SqlType) -> Option<Vec<(String, SqlType)>> {
+        let catalog = self.session().catalog().ok()?;
+        catalog.user_types.composite_fields(ty.oid).map(|f| f.to_vec())
     }
 
     fn relation_row_type(&self, qualified_relation: &[&str]) -> PgResult<(SqlType, Vec<(String, SqlType)>)> {
         let rel = self.lookup_relation(qualified_relation)?;
-        Ok((SqlType::new(oid::RECORD), rel.columns.iter().filter(|c| !c.dropped).map(|c| (c.name.clone(), c.sql_type())).collect()))
+        let ty = if rel.row_type != 0 { rel.row_type } else { oid::RECORD };
+        Ok((SqlType::new(ty), rel.columns.iter().filter(|c| !c.dropped).map(|c| (c.name.clone(), c.sql_type())).collect()))
     }
 
     fn type_name(&self, ty: SqlType) -> String {

@@ -49,6 +49,13 @@ pub fn coercion_path(b: &Builtins, source: Oid, target: Oid, ctx: CoercionContex
     if source == target {
         return CoercionPath::Relabel;
     }
+    // A domain coerces as its base type does, and anything that coerces
+    // to a domain's base type coerces to the domain (with its checks).
+    let source = crate::catalog::types::base_type_oid(source);
+    let target = crate::catalog::types::base_type_oid(target);
+    if source == target {
+        return CoercionPath::Relabel;
+    }
     if target == oid::ANY || source == oid::UNKNOWN {
         return CoercionPath::Convert;
     }
@@ -93,6 +100,7 @@ pub fn can_coerce(b: &Builtins, source: Oid, target: Oid, ctx: CoercionContext) 
     if source == target || source == oid::UNKNOWN || target == oid::ANY {
         return true;
     }
+    let source = crate::catalog::types::base_type_oid(source);
     if is_polymorphic(target) {
         return match target {
             oid::ANYARRAY | oid::ANYCOMPATIBLEARRAY => b.element_of(source) != 0,
@@ -121,6 +129,12 @@ pub struct Candidate {
 /// for the given input types, or reports ambiguity (None, true) or no match (None, false).
 pub fn select_candidate(b: &Builtins, inputs: &[Oid], candidates: &[Candidate]) -> (Option<usize>, bool) {
     // Exact match first.
+    if let Some(i) = candidates.iter().position(|c| c.args == inputs) {
+        return (Some(i), false);
+    }
+    // func_select_candidate: domains are matched as their base types.
+    let based: Vec<Oid> = inputs.iter().map(|&t| crate::catalog::types::base_type_oid(t)).collect();
+    let inputs = based.as_slice();
     if let Some(i) = candidates.iter().position(|c| c.args == inputs) {
         return (Some(i), false);
     }
@@ -329,6 +343,12 @@ fn arg_mismatch(b: &Builtins, what: &str, a: Oid, c: Oid) -> PgError {
 pub fn common_type(b: &Builtins, types: &[Oid], context: &str) -> PgResult<Oid> {
     let known: Vec<Oid> = types.iter().copied().filter(|&t| t != oid::UNKNOWN).collect();
     let Some(&first) = known.first() else { return Ok(oid::TEXT) };
+    if known.iter().all(|&t| t == first) {
+        return Ok(first);
+    }
+    // select_common_type: mixed inputs are resolved over base types.
+    let known: Vec<Oid> = known.iter().map(|&t| crate::catalog::types::base_type_oid(t)).collect();
+    let first = known[0];
     if known.iter().all(|&t| t == first) {
         return Ok(first);
     }

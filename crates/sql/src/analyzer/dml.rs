@@ -41,9 +41,33 @@ impl<'a> Analyzer<'a> {
             };
             return self.coerce_to(call, ty, CoercionContext::Assignment, -1);
         }
-        let Some(text) = &c.default else { return Ok(Expr::null(ty)) };
+        let Some(text) = &c.default else { return self.type_default(ty) };
         let e = self.analyze_standalone_expr(text, "DEFAULT expressions")?;
         self.coerce_to(e, ty, CoercionContext::Assignment, -1)
+    }
+
+    /// A value of a type with no column default: its domain's DEFAULT
+    /// (the nearest of its domains that has one), else NULL, which a
+    /// domain's NOT NULL then refuses (build_column_default).
+    pub fn type_default(&mut self, ty: SqlType) -> PgResult<Expr> {
+        let mut t = ty.oid;
+        let mut depth = 0;
+        while let Some(d) = crate::catalog::types::domain(t) {
+            if let Some(text) = &d.default {
+                let e = self.analyze_standalone_expr(text, "DEFAULT expressions")?;
+                return self.coerce_to(e, ty, CoercionContext::Assignment, -1);
+            }
+            t = d.base.oid;
+            depth += 1;
+            if depth > 32 {
+                break;
+            }
+        }
+        if crate::catalog::types::domain(ty.oid).is_some() {
+            let null = Expr::null(crate::catalog::types::base_type(ty));
+            return self.coerce_to_domain(null, ty);
+        }
+        Ok(Expr::null(ty))
     }
 
     /// Analyzes an expression stored as SQL text (defaults, CHECK constraints)

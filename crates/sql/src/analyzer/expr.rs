@@ -288,6 +288,12 @@ impl<'a> Analyzer<'a> {
     }
 
     fn transform_column_ref_plain(&mut self, c: &pb::ColumnRef) -> PgResult<Expr> {
+        // VALUE in a domain's CHECK (the grammar makes it a column named value).
+        if let (Some(ty), [f]) = (self.domain_value, c.fields.as_slice()) {
+            if node_string(f) == Some("value") {
+                return Ok(Expr::CaseTest(ty));
+            }
+        }
         let mut parts: Vec<&str> = Vec::new();
         let mut star = false;
         for f in &c.fields {
@@ -421,8 +427,13 @@ impl<'a> Analyzer<'a> {
         let Some((up, rte)) = self.find_rte(schema, rel, location)? else { return Ok(None) };
         let level = &self.levels[self.levels.len() - 1 - up];
         let n = level.rtable[rte].col_names.len();
+        // A table's whole row is a value of its row type.
+        let row_type = match &level.rtable[rte].kind {
+            RteKind::Relation(r) => self.env.catalog.relation(r.oid).map(|rel| rel.row_type).filter(|&t| t != 0 && rel_has_all_columns(self.env.catalog, r.oid, n)),
+            _ => None,
+        };
         let args = (0..n).map(|i| self.column_expr(up, rte, i)).collect();
-        Ok(Some(Expr::Row { args, ty: t(oid::RECORD) }))
+        Ok(Some(Expr::Row { args, ty: t(row_type.unwrap_or(oid::RECORD)) }))
     }
 
     /// errorMissingColumn: "column ... does not exist", with PostgreSQL's
@@ -927,6 +938,74 @@ impl<'a> Analyzer<'a> {
         }
     }
 
+    /// CoerceToDomain: `inner` (of the domain's base type) checked against
+    /// the constraints of the domain and of the domains it is made from,
+    /// the lowest domain's first, each domain's CHECKs in name order (as
+    /// PostgreSQL's typcache loads them).
+    pub(crate) fn coerce_to_domain(&mut self, inner: Expr, domain: SqlType) -> PgResult<Expr> {
+        let value_ty = crate::catalog::types::base_type(domain);
+        let mut levels = Vec::new();
+        let mut t = domain.oid;
+        while let Some(d) = crate::catalog::types::domain(t) {
+            t = d.base.oid;
+            levels.push(d);
+            if levels.len() > 32 {
+                break;
+            }
+        }
+        let mut not_null = false;
+        let mut checks = Vec::new();
+        for d in levels.iter().rev() {
+            not_null |= d.not_null;
+            let mut named: Vec<&crate::catalog::types::DomainCheck> = d.checks.iter().collect();
+            named.sort_by(|a, b| a.name.cmp(&b.name));
+            for c in named {
+                let e = self.domain_check_expr(&c.expr, value_ty)?;
+                checks.push((c.name.clone(), e));
+            }
+        }
+        Ok(Expr::CoerceToDomain { arg: Box::new(inner), domain: domain.oid, not_null, checks, ty: domain })
+    }
+
+    /// A domain CHECK's expression, `VALUE` being of type `value_ty`.
+    pub(crate) fn domain_check_expr(&mut self, text: &str, value_ty: SqlType) -> PgResult<Expr> {
+        let saved = self.domain_value.replace(value_ty);
+        let saved_params = self.param_source.take();
+        let r = self.analyze_standalone_expr(text, "check constraints");
+        self.domain_value = saved;
+        self.param_source = saved_params;
+        let e = r?;
+        self.coerce_to_boolean(e, "CHECK", -1)
+    }
+
+    /// coerce_record_to_complex: each field of a ROW(...) coerced to the
+    /// composite type's attribute in its place.
+    fn row_to_composite(&mut self, args: Vec<Expr>, from: SqlType, target: SqlType, fields: &[(String, SqlType)], ctx: CoercionContext, loc: i32) -> PgResult<Expr> {
+        let cannot = |a: &Self, detail: String| {
+            PgError::new(sqlstate::CANNOT_COERCE, format!("cannot cast type {} to {}", display_type(a.b, from), display_type(a.b, target)))
+                .with_detail(detail)
+                .with_position(pos(loc))
+        };
+        if args.len() < fields.len() {
+            return Err(cannot(self, "Input has too few columns.".into()));
+        }
+        if args.len() > fields.len() {
+            return Err(cannot(self, "Input has too many columns.".into()));
+        }
+        let mut out = Vec::with_capacity(args.len());
+        for (i, (arg, (_, ft))) in args.into_iter().zip(fields.iter()).enumerate() {
+            let at = arg.ty();
+            match self.try_coerce(arg, *ft, ctx, loc)? {
+                Ok(x) => out.push(x),
+                Err(_) => {
+                    let detail = format!("Cannot cast type {} to {} in column {}.", display_type(self.b, at), display_type(self.b, *ft), i + 1);
+                    return Err(cannot(self, detail));
+                }
+            }
+        }
+        Ok(Expr::Row { args: out, ty: target })
+    }
+
     /// Like `coerce_to`, but hands the expression back (Err) when no coercion exists.
     pub fn try_coerce(&mut self, e: Expr, target: SqlType, ctx: CoercionContext, loc: i32) -> PgResult<Result<Expr, Expr>> {
         let from = e.ty();
@@ -935,6 +1014,31 @@ impl<'a> Analyzer<'a> {
         }
         if from.oid == target.oid && (target.typmod < 0 || from.typmod == target.typmod) {
             return Ok(Ok(e));
+        }
+        // A domain's value is a value of its base type: a coercion from it
+        // starts there (a relabeling, which checks nothing).
+        if from.oid != target.oid && crate::catalog::types::domain(from.oid).is_some() {
+            let base = crate::catalog::types::base_type(from);
+            let relabeled = Expr::Cast { arg: Box::new(e), spec: CastSpec { from, to: base, explicit: false } };
+            return self.try_coerce(relabeled, target, ctx, loc);
+        }
+        // Into a domain: to its base type (its type modifier applied when
+        // the value is, as PostgreSQL's length coercion does), then through
+        // its constraints.
+        if crate::catalog::types::domain(target.oid).is_some() {
+            let base = crate::catalog::types::base_type(target);
+            let unmodified = SqlType { oid: base.oid, typmod: -1 };
+            return match self.try_coerce(e, unmodified, ctx, loc)? {
+                Ok(inner) => {
+                    let inner = if base.typmod >= 0 {
+                        Expr::Cast { arg: Box::new(inner), spec: CastSpec { from: unmodified, to: base, explicit: ctx == CoercionContext::Explicit } }
+                    } else {
+                        inner
+                    };
+                    self.coerce_to_domain(inner, target).map(Ok)
+                }
+                Err(e) => Ok(Err(e)),
+            };
         }
         // Unknown-type parameters take the type from their first use.
         if let Expr::Param(i, pt) = &e {
@@ -984,6 +1088,16 @@ impl<'a> Analyzer<'a> {
         }
         if from.oid == oid::RECORD && target.oid == oid::RECORD {
             return Ok(Ok(e));
+        }
+        // A composite value is a record.
+        if target.oid == oid::RECORD && self.b.category(from.oid) == 'C' {
+            return Ok(Ok(e));
+        }
+        // coerce_record_to_complex: a row's fields to a composite type's.
+        if let Some(fields) = crate::catalog::types::composite_fields(target.oid) {
+            if let Expr::Row { args, .. } = e {
+                return self.row_to_composite(args, from, target, &fields, ctx, loc).map(Ok);
+            }
         }
         if let Some(c) = self.env.catalog.user_ops.cast(from.oid, target.oid) {
             let allowed = match ctx {
@@ -1754,6 +1868,10 @@ impl<'a> Analyzer<'a> {
     /// The names and types of a record value's fields, when they can be
     /// known (get_expr_result_tupdesc, expandRecordVariable).
     pub(crate) fn record_fields(&self, e: &Expr) -> Option<Vec<(String, SqlType)>> {
+        // A value of a named composite type has its type's fields.
+        if let Some(fields) = crate::catalog::types::composite_fields(e.ty().oid) {
+            return Some(fields.to_vec());
+        }
         match e {
             Expr::Var(v) => {
                 let level = self.levels.get(self.levels.len().checked_sub(1 + v.levels_up as usize)?)?;
@@ -2187,4 +2305,10 @@ fn query_nearest_var_level(q: &Query, depth: u32) -> Option<u32> {
         }
     }
     out.get()
+}
+
+/// Whether a whole-row reference over `n` columns covers the relation's
+/// live columns (an alias list or a system view may show fewer).
+fn rel_has_all_columns(cat: &crate::catalog::DbCatalog, rel: Oid, n: usize) -> bool {
+    cat.relation(rel).is_some_and(|r| r.live_columns().count() == n)
 }

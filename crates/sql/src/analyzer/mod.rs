@@ -120,6 +120,8 @@ pub struct Analyzer<'a> {
     pub param_source: Option<&'a dyn crate::procedural::ParamSource>,
     /// Analyzing CALL's procedure call: only procedures are candidates.
     pub calling_procedure: bool,
+    /// While a domain's CHECK expression is analyzed: the type of `VALUE`.
+    pub(crate) domain_value: Option<SqlType>,
 }
 
 /// How deeply expressions may nest. Analysis, planning and evaluation all
@@ -156,7 +158,10 @@ pub(crate) fn name_list(names: &[Node]) -> String {
 
 impl<'a> Analyzer<'a> {
     pub fn new(env: AnalyzerEnv<'a>, param_types: &[SqlType], sql: &'a str) -> Analyzer<'a> {
-        Analyzer { env, b: builtins(), params: RefCell::new(param_types.to_vec()), levels: Vec::new(), sql, expr_depth: 0, escape_memo: Default::default(), acl_user: None, perms: Vec::new(), perm_as: None, fold_const_casts: true, expanding_views: Vec::new(), defining_view: false, param_source: None, calling_procedure: false }
+        let a = Analyzer { env, b: builtins(), params: RefCell::new(param_types.to_vec()), levels: Vec::new(), sql, expr_depth: 0, escape_memo: Default::default(), acl_user: None, perms: Vec::new(), perm_as: None, fold_const_casts: true, expanding_views: Vec::new(), defining_view: false, param_source: None, calling_procedure: false, domain_value: None };
+        // Type names in this statement resolve along its search path.
+        crate::catalog::types::set_search_path(&a.env.catalog.user_types, a.search_path());
+        a
     }
 
     /// Parameter types after analysis; unresolved ones are an error.

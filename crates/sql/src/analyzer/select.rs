@@ -337,6 +337,8 @@ impl<'a> Analyzer<'a> {
             RelKind::ForeignTable => Err(crate::catalog::foreign::scan_error(self.env.catalog, &rel)),
             RelKind::Index => Err(PgError::new(sqlstate::WRONG_OBJECT_TYPE, format!("\"{}\" is an index", rel.name))
                 .with_position(pos(rv.location))),
+            RelKind::CompositeType => Err(PgError::new(sqlstate::WRONG_OBJECT_TYPE, format!("\"{}\" is a composite type", rel.name))
+                .with_position(pos(rv.location))),
         }
     }
 
@@ -494,7 +496,10 @@ impl<'a> Analyzer<'a> {
         // chooseScalarFunctionAlias: a scalar result takes the name of the
         // function's one named OUT parameter, before any alias.
         let mut out_name = None;
+        // A function returning a named composite type yields its fields.
+        let composite = crate::catalog::types::composite_fields(e.ty().oid);
         let (mut names, types) = match &e {
+            _ if composite.is_some() => composite.as_deref().cloned().unwrap_or_default().into_iter().unzip(),
             Expr::Func { func, ty, args } => {
                 let out_cols = super::expr::function_out_columns(self.env.catalog, func.oid, args).unwrap_or_default();
                 if !out_cols.is_empty() && ty.oid == oid::RECORD {
@@ -528,7 +533,7 @@ impl<'a> Analyzer<'a> {
                 }
             }
         }
-        let columns_from_record = names.len() - rf.ordinality as usize > 1;
+        let columns_from_record = names.len() - rf.ordinality as usize > 1 || composite.is_some();
         Ok(RangeTblEntry {
             kind: RteKind::Function { call: e, ordinality: rf.ordinality, columns_from_record },
             alias: alias_name,
@@ -711,6 +716,21 @@ impl<'a> Analyzer<'a> {
                     continue;
                 }
             }
+            // `(composite).*`: one target per field (ExpandIndirectionStar).
+            if let Some(NodeEnum::AIndirection(ind)) = &val.node {
+                if let Some((last, rest)) = ind.indirection.split_last() {
+                    if matches!(last.node, Some(NodeEnum::AStar(_))) {
+                        let base_ind = pb::AIndirection { arg: ind.arg.clone(), indirection: rest.to_vec() };
+                        let base = if rest.is_empty() {
+                            self.transform_expr(ind.arg.as_deref().ok_or_else(|| PgError::internal("indirection"))?)?
+                        } else {
+                            self.transform_expr(&Node { node: Some(NodeEnum::AIndirection(Box::new(base_ind))) })?
+                        };
+                        out.extend(self.expand_record_fields(base)?);
+                        continue;
+                    }
+                }
+            }
             let e = self.transform_expr(val)?;
             let e = if resolve_unknowns { self.resolve_unknown(e)? } else { e };
             let name = if rt.name.is_empty() { figure_colname(val) } else { rt.name.clone() };
@@ -718,6 +738,25 @@ impl<'a> Analyzer<'a> {
             out.push(TargetEntry { expr: e, name, junk: false, origin });
         }
         Ok(out)
+    }
+
+    /// The fields of a composite value as targets (`(x).*`).
+    fn expand_record_fields(&mut self, base: Expr) -> PgResult<Vec<TargetEntry>> {
+        let Some(fields) = self.record_fields(&base) else {
+            return Err(if base.ty().oid == oid::RECORD {
+                PgError::new(sqlstate::FEATURE_NOT_SUPPORTED, "record type has not been registered")
+            } else {
+                PgError::new(
+                    sqlstate::WRONG_OBJECT_TYPE,
+                    format!("type {} is not composite", crate::analyzer::types::format_type(self.b, base.ty().oid, -1)),
+                )
+            });
+        };
+        Ok(fields
+            .into_iter()
+            .enumerate()
+            .map(|(i, (name, ty))| TargetEntry { expr: Expr::FieldSelect { arg: Box::new(base.clone()), field: i, ty }, name, junk: false, origin: None })
+            .collect())
     }
 
     /// The table column an output column comes straight from, for RowDescription.

@@ -64,15 +64,15 @@ pub fn resolve_type_name(b: &Builtins, tn: &TypeName) -> PgResult<SqlType> {
     if tn.pct_type {
         return Err(PgError::unsupported("%TYPE references").with_position(position));
     }
-    if let Some(s) = &schema {
-        if s != "pg_catalog" && s != "public" {
-            return Err(PgError::new(sqlstate::UNDEFINED_OBJECT, format!("type \"{}\" does not exist", type_name_display(tn)))
-                .with_position(position));
+    use crate::catalog::types::{lookup_user_type_name, NameLookup};
+    let builtin = |n: &str| b.type_by_name.get(n).copied();
+    let base = match lookup_user_type_name(schema.as_deref(), &name, &builtin) {
+        NameLookup::Found(o) => o,
+        NameLookup::NoSchema => {
+            return Err(PgError::new(sqlstate::INVALID_SCHEMA_NAME, format!("schema \"{}\" does not exist", schema.unwrap_or_default()))
+                .with_position(position))
         }
-    }
-    let base = match b.type_by_name.get(name.as_str()) {
-        Some(&o) => o,
-        None => {
+        NameLookup::NotFound => {
             return Err(PgError::new(
                 sqlstate::UNDEFINED_OBJECT,
                 format!("type \"{}\" does not exist", type_name_display_base(tn)),
@@ -267,6 +267,11 @@ pub fn format_type(b: &Builtins, t: Oid, typmod: i32) -> String {
                 "bit varying".into()
             }
         }
+        // A user type is qualified when its name alone would not find it.
+        _ if t >= oid::FIRST_NORMAL_OBJECT_ID => match crate::catalog::types::display_name(t) {
+            Some(s) => s,
+            None => crate::functions::quote_ident(b.type_name(t)),
+        },
         // Other names are quoted where needed, as PostgreSQL's format_type does ("any").
         _ => crate::functions::quote_ident(b.type_name(t)),
     }

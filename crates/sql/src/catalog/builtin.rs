@@ -12,7 +12,7 @@ use std::sync::OnceLock;
 
 use tusk_types::Oid;
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct TypeInfo {
     pub oid: Oid,
     pub name: String,
@@ -389,29 +389,31 @@ impl Builtins {
         self.opclasses.iter().find(|c| c.oid == oid)
     }
 
+    /// A type's pg_type row: a built-in's, or a user type's from the
+    /// catalog this thread works with (see `types`).
     pub fn type_info(&self, oid: Oid) -> Option<&TypeInfo> {
-        self.types.get(&oid)
+        self.types.get(&oid).or_else(|| super::types::user_type_info(oid))
     }
 
     pub fn type_name(&self, oid: Oid) -> &str {
-        self.types.get(&oid).map(|t| t.name.as_str()).unwrap_or("???")
+        self.type_info(oid).map(|t| t.name.as_str()).unwrap_or("???")
     }
 
     pub fn category(&self, oid: Oid) -> char {
-        self.types.get(&oid).map(|t| t.category).unwrap_or('U')
+        self.type_info(oid).map(|t| t.category).unwrap_or('U')
     }
 
     pub fn is_preferred(&self, oid: Oid) -> bool {
-        self.types.get(&oid).map(|t| t.preferred).unwrap_or(false)
+        self.type_info(oid).map(|t| t.preferred).unwrap_or(false)
     }
 
     pub fn array_of(&self, elem: Oid) -> Oid {
-        self.types.get(&elem).map(|t| t.array).unwrap_or(0)
+        self.type_info(elem).map(|t| t.array).unwrap_or(0)
     }
 
     /// The element type of an array type (0 if `oid` is not an array).
     pub fn element_of(&self, oid: Oid) -> Oid {
-        match self.types.get(&oid) {
+        match self.type_info(oid) {
             Some(t) if t.category == 'A' || (t.elem != 0 && t.len == -1) => t.elem,
             _ => 0,
         }

@@ -166,6 +166,19 @@ impl Dependencies {
         let mut rows = Vec::new();
         let mut rels: Vec<&Arc<Relation>> = cat.relations.values().collect();
         rels.sort_by_key(|r| r.oid);
+        // Stored user types (domains): in their schema, over their base
+        // type, with their array type as part of them.
+        for st in &cat.stored_types {
+            let me = ObjectAddress::new(PG_TYPE, st.oid, 0);
+            rows.push(Dependency { object: me, referenced: ObjectAddress::namespace(st.namespace), deptype: DepType::Normal });
+            let super::types::TypeDef::Domain(d) = &st.def;
+            if cat.user_types.get(d.base.oid).is_some() {
+                rows.push(Dependency { object: me, referenced: ObjectAddress::new(PG_TYPE, d.base.oid, 0), deptype: DepType::Normal });
+            }
+            if st.array_oid != 0 {
+                rows.push(Dependency { object: ObjectAddress::new(PG_TYPE, st.array_oid, 0), referenced: me, deptype: DepType::Internal });
+            }
+        }
         for rel in rels {
             relation_dependencies(cat, rel, &mut rows);
         }
@@ -241,8 +254,29 @@ pub fn constraint_by_oid(cat: &DbCatalog, oid: Oid) -> Option<(&Arc<Relation>, &
 fn relation_dependencies(cat: &DbCatalog, rel: &Relation, out: &mut Vec<Dependency>) {
     let me = ObjectAddress::relation(rel.oid);
     let mut push = |object: ObjectAddress, referenced: ObjectAddress, deptype: DepType| out.push(Dependency { object, referenced, deptype });
-    if rel.kind != RelKind::Index {
+    if rel.kind != RelKind::Index && rel.kind != RelKind::CompositeType {
         push(me, ObjectAddress::namespace(rel.namespace), DepType::Normal);
+    }
+    // GenerateTypeDependencies: a table's row type is part of the table; a
+    // composite type's relation is part of the type, which is in a schema.
+    // An array type is part of its element type.
+    if rel.row_type != 0 {
+        let row = ObjectAddress::new(PG_TYPE, rel.row_type, 0);
+        if rel.kind == RelKind::CompositeType {
+            push(me, row, DepType::Internal);
+            push(row, ObjectAddress::namespace(rel.namespace), DepType::Normal);
+        } else {
+            push(row, me, DepType::Internal);
+        }
+        if rel.row_array_type != 0 {
+            push(ObjectAddress::new(PG_TYPE, rel.row_array_type, 0), row, DepType::Internal);
+        }
+    }
+    // A column of a user type depends on the type.
+    for (attnum, col) in rel.live_columns() {
+        if col.type_oid >= tusk_types::oid::FIRST_NORMAL_OBJECT_ID && cat.user_types.get(col.type_oid).is_some() {
+            push(ObjectAddress::column(rel.oid, attnum), ObjectAddress::new(PG_TYPE, col.type_oid, 0), DepType::Normal);
+        }
     }
     // CreateForeignTable: a foreign table depends on its server.
     if let Some(f) = &rel.foreign {
@@ -267,6 +301,7 @@ fn relation_dependencies(cat: &DbCatalog, rel: &Relation, out: &mut Vec<Dependen
         }
     }
     match rel.kind {
+        RelKind::CompositeType => {}
         RelKind::Table | RelKind::ForeignTable => {
             // StoreCatalogInheritance: a child depends on each parent.
             for &parent in &rel.inherits {
@@ -722,6 +757,7 @@ pub fn describe(
             Some(format!("rule _RETURN on {}", relation(v.oid)?))
         }
         PG_NAMESPACE => cat.namespaces.get(&obj.oid).map(|n| format!("schema {}", n.name)),
+        PG_TYPE => cat.user_types.get(obj.oid).map(|_| format!("type {}", crate::analyzer::types::format_type(builtins(), obj.oid, -1))),
         PG_PUBLICATION => cat.publications.get(&obj.oid).map(|p| format!("publication {}", p.name)),
         PG_PUBLICATION_REL => {
             let (p, rel) = publication_member(cat, PG_PUBLICATION_REL, obj.oid)?;

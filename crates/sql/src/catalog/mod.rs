@@ -19,6 +19,7 @@ pub mod operator;
 pub mod store;
 pub mod system;
 pub mod trigger;
+pub mod types;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -158,6 +159,8 @@ pub enum RelKind {
     /// A foreign table: columns and constraints in the catalog, rows behind
     /// a foreign server (`Relation::foreign`).
     ForeignTable,
+    /// A composite type of CREATE TYPE ... AS (...): attributes, no rows.
+    CompositeType,
 }
 
 impl RelKind {
@@ -169,6 +172,7 @@ impl RelKind {
             RelKind::Sequence => 'S',
             RelKind::View => 'v',
             RelKind::ForeignTable => 'f',
+            RelKind::CompositeType => 'c',
         }
     }
 
@@ -180,6 +184,7 @@ impl RelKind {
             RelKind::Sequence => "sequence",
             RelKind::View => "view",
             RelKind::ForeignTable => "foreign table",
+            RelKind::CompositeType => "composite type",
         }
     }
 }
@@ -471,6 +476,12 @@ pub struct Relation {
     /// The table's (or view's) triggers (pg_trigger), in creation order.
     #[serde(default)]
     pub triggers: Vec<trigger::Trigger>,
+    /// pg_class.reltype: the relation's row type, and that type's array
+    /// type (0 for indexes and sequences, which have none).
+    #[serde(default)]
+    pub row_type: Oid,
+    #[serde(default)]
+    pub row_array_type: Oid,
 }
 
 impl Relation {
@@ -617,6 +628,10 @@ pub struct DbCatalog {
     user_procs_by_name: HashMap<String, Vec<Oid>>,
     /// User-defined operators, aggregates and casts.
     pub user_ops: Arc<operator::OperatorCatalog>,
+    /// User types: row types of relations, derived from them, and the
+    /// stored ones (domains).
+    pub user_types: Arc<types::UserTypes>,
+    pub stored_types: Vec<types::StoredType>,
     /// pg_depend, derived from the rest when first asked for (the catalog
     /// never changes once built; see `depend`).
     dependencies: std::sync::OnceLock<Arc<depend::Dependencies>>,
@@ -856,6 +871,14 @@ impl DbCatalog {
             cat.relations.insert(oid, Arc::new(rel));
         }
         cat.comments = comments.into_iter().collect();
+        // The user types are derived once the stored ones are known
+        // (`set_stored_types`).
         cat
+    }
+
+    /// Installs the stored user types (domains) and rebuilds the type map.
+    pub fn set_stored_types(&mut self, stored: Vec<types::StoredType>) {
+        self.stored_types = stored;
+        self.user_types = Arc::new(types::UserTypes::build(self.relations.values(), &self.stored_types, self.namespace_by_name.clone()));
     }
 }

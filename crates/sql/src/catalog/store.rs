@@ -18,6 +18,7 @@
 //!                               database names
 //!   `O` db class oid        → user-defined operators, aggregates, casts
 //!                               (see `operator`)
+//!   `t` db type             → user types that are not row types (domains)
 //!   `x` mock_auth_nonce      → the secret of mock SCRAM salts
 //! Values are JSON: catalog rows are few and small, and readable dumps help
 //! when something goes wrong.
@@ -103,6 +104,18 @@ pub fn delete_publication(txn: &Txn, db: Oid, publication: Oid) -> PgResult<()> 
 
 pub fn function_key(db: Oid, func: Oid) -> Vec<u8> {
     key(b'f', &[db, func])
+}
+
+pub fn type_key(db: Oid, t: Oid) -> Vec<u8> {
+    key(b't', &[db, t])
+}
+
+pub fn put_type(txn: &Txn, db: Oid, t: &types::StoredType) -> PgResult<()> {
+    txn.put(&type_key(db, t.oid), &encode(t))
+}
+
+pub fn delete_type(txn: &Txn, db: Oid, t: Oid) -> PgResult<()> {
+    txn.delete(&type_key(db, t))
 }
 
 pub fn put_function(txn: &Txn, db: Oid, f: &function::Function) -> PgResult<()> {
@@ -263,6 +276,11 @@ pub fn load_database(txn: &Txn, db: Oid) -> PgResult<DbCatalog> {
     }
     cat.set_functions(functions);
     cat.user_ops = Arc::new(operator::load(txn, db)?);
+    let mut stored = Vec::new();
+    for (_, v) in scan_prefix(txn, &key(b't', &[db]))? {
+        stored.push(decode::<types::StoredType>(&v)?);
+    }
+    cat.set_stored_types(stored);
     Ok(cat)
 }
 

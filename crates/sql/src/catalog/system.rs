@@ -121,6 +121,9 @@ fn registry() -> &'static Registry {
                 inherits: Vec::new(),
                 children: Vec::new(),
                 triggers: Vec::new(),
+                // The catalogs' row types are built in (pg_class's is 83).
+                row_type: builtins().type_by_name.get(&name).copied().filter(|t| builtins().category(*t) == 'C').unwrap_or(0),
+                row_array_type: 0,
             });
             tables.push(SystemTable { name, namespace, oid, relkind, columns, generator, relation });
         }
@@ -445,7 +448,7 @@ fn class_row(cx: &SysCx, r: &Relation, relkind: char, referenced: &std::collecti
         ("oid", oidv(r.oid)),
         ("relname", name(&r.name)),
         ("relnamespace", oidv(r.namespace)),
-        ("reltype", oidv(0)),
+        ("reltype", oidv(r.row_type)),
         ("reloftype", oidv(0)),
         ("relowner", oidv(r.owner)),
         // System views are kept as tables: the relkind decides.
@@ -655,16 +658,20 @@ fn pg_attribute(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
     Ok(())
 }
 
-fn pg_type(_: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
+fn pg_type(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
     let bi = builtins();
-    let mut types: Vec<&super::builtin::TypeInfo> = bi.types.values().collect();
-    types.sort_by_key(|t| t.oid);
-    for t in types {
+    // (row, schema, owner, typrelid): the built-ins, then the database's own.
+    let mut types: Vec<(&super::builtin::TypeInfo, Oid, Oid, Oid)> =
+        bi.types.values().map(|t| (t, PG_CATALOG_NAMESPACE, BOOTSTRAP_SUPERUSER, 0)).collect();
+    types.extend(cx.catalog.user_types.by_oid.values().map(|u| (u.info, u.namespace, u.owner, u.relid())));
+    types.sort_by_key(|t| t.0.oid);
+    for (t, namespace, owner, relid) in types {
+        let domain = cx.catalog.user_types.domain(t.oid);
         out.push(vec![
             ("oid", oidv(t.oid)),
             ("typname", name(&t.name)),
-            ("typnamespace", oidv(PG_CATALOG_NAMESPACE)),
-            ("typowner", oidv(BOOTSTRAP_SUPERUSER)),
+            ("typnamespace", oidv(namespace)),
+            ("typowner", oidv(owner)),
             ("typlen", Datum::Int2(t.len)),
             ("typbyval", b(t.byval)),
             ("typtype", ch(t.typtype)),
@@ -672,8 +679,8 @@ fn pg_type(_: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
             ("typispreferred", b(t.preferred)),
             ("typisdefined", b(true)),
             ("typdelim", ch(t.delim)),
-            ("typrelid", oidv(0)),
-            ("typsubscript", Datum::Oid(0)),
+            ("typrelid", oidv(relid)),
+            ("typsubscript", Datum::Oid(if t.category == 'A' { 6179 } else { 0 })),
             ("typelem", oidv(t.elem)),
             ("typarray", oidv(t.array)),
             ("typinput", Datum::Oid(t.input)),
@@ -685,9 +692,9 @@ fn pg_type(_: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
             ("typanalyze", Datum::Oid(0)),
             ("typalign", ch(t.align)),
             ("typstorage", ch(t.storage)),
-            ("typnotnull", b(false)),
-            ("typbasetype", oidv(0)),
-            ("typtypmod", Datum::Int4(-1)),
+            ("typnotnull", b(domain.is_some_and(|d| d.not_null))),
+            ("typbasetype", oidv(domain.map_or(0, |d| d.base.oid))),
+            ("typtypmod", Datum::Int4(domain.map_or(-1, |d| d.base.typmod))),
             ("typndims", Datum::Int4(0)),
             ("typcollation", oidv(t.collation)),
         ]);

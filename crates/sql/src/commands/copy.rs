@@ -388,6 +388,7 @@ fn check_copyable(rel: &Relation, is_from: bool) -> PgResult<()> {
         RelKind::Sequence => "sequence",
         RelKind::Index => "non-table relation",
         RelKind::ForeignTable => "foreign table",
+        RelKind::CompositeType => "non-table relation",
     };
     let mut e = PgError::new(sqlstate::WRONG_OBJECT_TYPE, format!("cannot copy {verb} {what} \"{}\"", rel.name));
     if rel.kind == RelKind::View {

@@ -206,12 +206,24 @@ impl<'s> Ddl<'s> {
         }
     }
 
-    fn relation_name_taken(&self, nsp: Oid, name: &str) -> bool {
+    pub(crate) fn relation_name_taken(&self, nsp: Oid, name: &str) -> bool {
         self.catalog.lookup_relation(nsp, name).is_some()
     }
 
     /// Writes a new relation, claiming its name.
-    fn create_relation(&self, rel: &Relation) -> PgResult<()> {
+    /// Writes a new relation, claiming its name, with its row type if its
+    /// kind has one (a name no other type may have, as PostgreSQL's
+    /// heap_create_with_catalog checks).
+    pub(crate) fn create_relation(&self, rel: &mut Relation) -> PgResult<()> {
+        if crate::catalog::types::has_row_type(rel.kind) && rel.row_type == 0 {
+            if self.catalog.user_types.lookup(rel.namespace, &rel.name).is_some() {
+                return Err(PgError::new(sqlstate::DUPLICATE_OBJECT, format!("type \"{}\" already exists", rel.name))
+                    .with_hint("A relation has an associated type of the same name, so you must use a name that doesn't conflict with any existing type."));
+            }
+            // heap_create_with_catalog's order: the array type's OID first.
+            rel.row_array_type = self.oid()?;
+            rel.row_type = self.oid()?;
+        }
         if !store::claim_name(self.txn()?, self.db(), rel.namespace, &rel.name, rel.oid)? {
             return Err(PgError::new(sqlstate::DUPLICATE_TABLE, format!("relation \"{}\" already exists", rel.name)));
         }
@@ -222,7 +234,7 @@ impl<'s> Ddl<'s> {
         store::put_relation(self.txn()?, self.db(), rel)
     }
 
-    fn namespace_for(&self, rv: &pb::RangeVar, temp: bool) -> PgResult<Oid> {
+    pub(crate) fn namespace_for(&self, rv: &pb::RangeVar, temp: bool) -> PgResult<Oid> {
         let settings = self.s.settings.borrow();
         let a = self.analyzer(&settings);
         let schema = if rv.schemaname.is_empty() { None } else { Some(rv.schemaname.as_str()) };
@@ -288,7 +300,7 @@ fn new_column(name: &str, ty: SqlType) -> Column {
     }
 }
 
-fn new_relation(oid: Oid, name: &str, namespace: Oid, kind: RelKind, persistence: char, owner: Oid) -> Relation {
+pub(crate) fn new_relation(oid: Oid, name: &str, namespace: Oid, kind: RelKind, persistence: char, owner: Oid) -> Relation {
     Relation {
         oid,
         name: name.to_string(),
@@ -311,6 +323,8 @@ fn new_relation(oid: Oid, name: &str, namespace: Oid, kind: RelKind, persistence
         inherits: Vec::new(),
         children: Vec::new(),
         triggers: Vec::new(),
+        row_type: 0,
+        row_array_type: 0,
     }
 }
 
@@ -359,7 +373,7 @@ fn query_relations(q: &crate::query::Query, out: &mut Vec<Oid>) {
 }
 
 /// Where a column definition's sequence options come from.
-struct SerialSpec {
+pub(crate) struct SerialSpec {
     col: usize,
     type_oid: Oid,
     identity: Option<char>,
@@ -542,7 +556,7 @@ pub fn create_table(s: &mut SqlSession, stmt: &pb::CreateStmt, sql: &str) -> PgR
             if let Some(info) = seq.sequence.as_mut() {
                 info.owned_by = info.owned_by.map(|(_, attnum)| (rel.oid, attnum));
             }
-            d.create_relation(&seq)?;
+            d.create_relation(&mut seq)?;
         }
         // Defaults: validate against the column type, store as text.
         for (idx, e) in &raw_defaults {
@@ -571,9 +585,9 @@ pub fn create_table(s: &mut SqlSession, stmt: &pb::CreateStmt, sql: &str) -> PgR
         if super::reloptions::needs_toast_table(&rel) {
             rel.toast = Some(crate::catalog::ToastInfo { oid: d.oid()?, index_oid: d.oid()?, options: toast_options });
         }
-        d.create_relation(&rel)?;
+        d.create_relation(&mut rel)?;
         for idx in &new_indexes {
-            d.create_relation(idx)?;
+            d.create_relation(&mut idx.clone())?;
         }
         if let Some(action) = on_commit {
             s.on_commit.borrow_mut().push((rel.oid, action));
@@ -607,7 +621,7 @@ fn sequence_columns() -> Vec<Column> {
     vec![last, cnt, called]
 }
 
-fn column_from_def(d: &Ddl, cd: &pb::ColumnDef, idx: usize) -> PgResult<(Column, Option<SerialSpec>)> {
+pub(crate) fn column_from_def(d: &Ddl, cd: &pb::ColumnDef, idx: usize) -> PgResult<(Column, Option<SerialSpec>)> {
     if crate::expr::SystemColumn::by_name(&cd.colname).is_some() {
         return Err(PgError::new(sqlstate::DUPLICATE_COLUMN, format!("column name \"{}\" conflicts with a system column name", cd.colname)));
     }
@@ -1223,7 +1237,7 @@ pub fn create_sequence(s: &mut SqlSession, stmt: &pb::CreateSeqStmt, sql: &str) 
         let mut seq = new_relation(oid, &rv.relname, nsp, RelKind::Sequence, if temp { 't' } else { 'p' }, super::grant::current_role_oid(s));
         seq.columns = sequence_columns();
         seq.sequence = Some(info);
-        d.create_relation(&seq)?;
+        d.create_relation(&mut seq)?;
     }
     s.reload_txn_catalog()
 }
@@ -1440,7 +1454,7 @@ pub fn create_index(s: &mut SqlSession, stmt: &pb::IndexStmt, sql: &str) -> PgRe
             cluster_on: false,
             replica_identity: false,
         });
-        d.create_relation(&idx)?;
+        d.create_relation(&mut idx)?;
         build_index(&d, &rel, idx_oid)?;
     }
     s.reload_txn_catalog()
@@ -1660,7 +1674,7 @@ pub fn create_view(s: &mut SqlSession, stmt: &pb::ViewStmt, sql: &str) -> PgResu
             view.columns = cols;
             view.view = Some(ViewInfo { query: text, check_option, depends_on: depends, refs: refs.columns.clone(), constraint_refs: refs.constraints.clone(), function_refs: refs.functions.clone(), rule_oid });
             view.options = view_options;
-            d.create_relation(&view)?;
+            d.create_relation(&mut view)?;
         }
     }
     s.reload_txn_catalog()
@@ -1881,6 +1895,7 @@ pub fn drop(s: &mut SqlSession, stmt: &pb::DropStmt, sql: &str) -> PgResult<()> 
                         RelKind::View => "DROP VIEW",
                         RelKind::Sequence => "DROP SEQUENCE",
                         RelKind::ForeignTable => "DROP FOREIGN TABLE",
+                        RelKind::CompositeType => "DROP TYPE",
                     };
                     return Err(PgError::new(sqlstate::WRONG_OBJECT_TYPE, format!("\"{}\" is not {}", rel.name, with_article(noun)))
                         .with_hint(format!("Use {hint} to remove {}.", with_article(rel.kind.noun()))));
@@ -2797,7 +2812,7 @@ pub(crate) fn alter_table_cmd(d: &Ddl, rel: &Arc<Relation>, c: &pb::AlterTableCm
             let mut seq = new_relation(d.oid()?, &seq_name, nsp, RelKind::Sequence, rel.persistence, rel.owner);
             seq.columns = sequence_columns();
             seq.sequence = Some(info);
-            d.create_relation(&seq)?;
+            d.create_relation(&mut seq)?;
             t.columns[i].identity = if con.generated_when == "a" { 'a' } else { 'd' };
             t.columns[i].not_null = true;
             d.put(&t)?;
@@ -2884,7 +2899,7 @@ fn install_constraints(d: &Ddl, rel: &Arc<Relation>, t: &mut Relation, new_index
     if !recluster {
         d.put(t)?;
         for idx in new_indexes.iter() {
-            d.create_relation(idx)?;
+            d.create_relation(&mut idx.clone())?;
         }
         validate_new_constraints(d, rel, t, new_indexes)?;
         // Columns of a new (deferrable, so unclustered) primary key became
@@ -2917,7 +2932,7 @@ fn install_constraints(d: &Ddl, rel: &Arc<Relation>, t: &mut Relation, new_index
     }
     d.put(t)?;
     for idx in new_indexes.iter() {
-        d.create_relation(idx)?;
+        d.create_relation(&mut idx.clone())?;
     }
     // Duplicates are reported first, then NULLs in the key, as PostgreSQL does.
     let null_col = reload_rows(d, rel, t)?;

@@ -345,6 +345,17 @@ fn delete_objects(d: &Ddl, catalog: &Arc<DbCatalog>, order: &[ObjectAddress]) ->
                 ch.triggers.insert(o.oid);
                 ch.comments.push((PG_TRIGGER, o.oid, None));
             }
+            // Row and array types are derived from their relations; a
+            // composite type's relation is deleted as its internal part.
+            PG_TYPE => {
+                if catalog.stored_types.iter().any(|t| t.oid == o.oid) {
+                    store::delete_type(d.s.txn()?, d.s.db, o.oid)?;
+                    if let Some(t) = catalog.user_types.get(o.oid) {
+                        store::release_name(d.s.txn()?, d.s.db, t.namespace, &t.info.name)?;
+                    }
+                }
+                ch.comments.push((PG_TYPE, o.oid, None));
+            }
             PG_NAMESPACE => {
                 ch.namespaces.push(o.oid);
                 ch.comments.push((PG_NAMESPACE, o.oid, None));

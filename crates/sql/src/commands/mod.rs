@@ -28,6 +28,7 @@ pub mod subscription;
 pub mod table_like;
 pub mod table_settings;
 pub mod trigger;
+pub mod types;
 
 use pg_query::protobuf::{self as pb, Node};
 use pg_query::NodeEnum;
@@ -228,6 +229,26 @@ pub(crate) fn execute_ddl_node(s: &mut SqlSession, node: &NodeEnum, sql: &str) -
         NodeEnum::AlterObjectSchemaStmt(a) if a.object_type == pb::ObjectType::ObjectAggregate as i32 => {
             aggregate::alter_aggregate_schema(s, a)?;
             UtilityResult::tag("ALTER AGGREGATE")
+        }
+        NodeEnum::CompositeTypeStmt(c) => {
+            types::create_composite_type(s, c, sql)?;
+            UtilityResult::tag("CREATE TYPE")
+        }
+        NodeEnum::DropStmt(d) if d.remove_type == pb::ObjectType::ObjectType as i32 => {
+            types::drop_types(s, d, sql, false)?;
+            UtilityResult::tag("DROP TYPE")
+        }
+        NodeEnum::DropStmt(d) if d.remove_type == pb::ObjectType::ObjectDomain as i32 => {
+            types::drop_types(s, d, sql, true)?;
+            UtilityResult::tag("DROP DOMAIN")
+        }
+        NodeEnum::AlterDomainStmt(a) => {
+            types::alter_domain(s, a, sql)?;
+            UtilityResult::tag("ALTER DOMAIN")
+        }
+        NodeEnum::CreateDomainStmt(c) => {
+            types::create_domain(s, c, sql)?;
+            UtilityResult::tag("CREATE DOMAIN")
         }
         NodeEnum::DropStmt(d) if d.remove_type == pb::ObjectType::ObjectTrigger as i32 => {
             trigger::drop_triggers(s, d, sql)?;

@@ -356,6 +356,7 @@ fn check_add_relation(rel: &Relation) -> PgResult<()> {
         RelKind::Index => return Err(refuse("This operation is not supported for indexes.")),
         RelKind::Sequence => return Err(refuse("This operation is not supported for sequences.")),
         RelKind::ForeignTable => return Err(refuse("This operation is not supported for foreign tables.")),
+        RelKind::CompositeType => return Err(refuse("This operation is not supported for composite types.")),
     }
     if rel.oid < tusk_types::oid::FIRST_NORMAL_OBJECT_ID {
         return Err(refuse("This operation is not supported for system tables."));

@@ -469,6 +469,7 @@ pub(crate) fn relkind_plural(kind: RelKind) -> &'static str {
         RelKind::Sequence => "sequences",
         RelKind::View => "views",
         RelKind::ForeignTable => "foreign tables",
+        RelKind::CompositeType => "composite types",
     }
 }
 

@@ -101,7 +101,7 @@ fn like_source(s: &SqlSession, catalog: &Arc<DbCatalog>, like: &pb::TableLikeCla
         s.analyzer(catalog, &settings, &[], sql).range_var_relation(rv)?
     };
     let kind = match src.kind {
-        RelKind::Table | RelKind::View | RelKind::ForeignTable => None,
+        RelKind::Table | RelKind::View | RelKind::ForeignTable | RelKind::CompositeType => None,
         RelKind::Sequence => Some("sequences"),
         RelKind::Index => Some("indexes"),
     };

@@ -94,6 +94,7 @@ pub(crate) fn alter(d: &Ddl, rel: &Arc<Relation>, c: &pb::AlterTableCmd) -> PgRe
             RelKind::Sequence => "sequences",
             RelKind::View => "views",
             RelKind::ForeignTable => "foreign tables",
+            RelKind::CompositeType => "composite types",
         };
         return Err(PgError::new(sqlstate::WRONG_OBJECT_TYPE, format!("ALTER action {action} cannot be performed on relation \"{}\"", rel.name))
             .with_detail(format!("This operation is not supported for {plural}.")));

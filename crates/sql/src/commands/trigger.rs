@@ -305,6 +305,7 @@ fn relkind_plural(k: RelKind) -> &'static str {
         RelKind::View => "views",
         RelKind::ForeignTable => "foreign tables",
         RelKind::Table => "tables",
+        RelKind::CompositeType => "composite types",
     }
 }
 

@@ -278,6 +278,20 @@ fn eval_node(e: &Expr, row: &[Datum], cx: &ExecCx, case_value: Option<&Datum>) -
             }
             subscript(&a, &idx, *slice)
         }
+        Expr::CoerceToDomain { arg, domain, not_null, checks, .. } => {
+            let v = eval_case(arg, row, cx, case_value)?;
+            let name = || crate::analyzer::types::format_type(crate::catalog::builtins(), *domain, -1);
+            if v.is_null() && *not_null {
+                return Err(PgError::new(sqlstate::NOT_NULL_VIOLATION, format!("domain {} does not allow null values", name())));
+            }
+            // ExecEvalConstraintCheck: VALUE is the value; NULL passes.
+            for (cname, check) in checks {
+                if let Datum::Bool(false) = eval_case(check, row, cx, Some(&v))? {
+                    return Err(PgError::new(sqlstate::CHECK_VIOLATION, format!("value for domain {} violates check constraint \"{cname}\"", name())));
+                }
+            }
+            Ok(v)
+        }
         Expr::FieldSelect { arg, field, .. } => match eval_case(arg, row, cx, case_value)? {
             Datum::Record(r) => Ok(r.get(*field).cloned().unwrap_or(Datum::Null)),
             _ => Ok(Datum::Null),

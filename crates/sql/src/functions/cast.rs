@@ -85,6 +85,9 @@ pub fn cast_datum(d: Datum, from: SqlType, to: SqlType, explicit: bool, settings
     if d.is_null() {
         return Ok(Datum::Null);
     }
+    // Domains convert as their base types (the analyzer puts their checks
+    // around the conversion).
+    let (from, to) = (crate::catalog::types::base_type(from), crate::catalog::types::base_type(to));
     let (f, t) = (from.oid, to.oid);
     if f == t {
         return apply_typmod(d, to, explicit);

@@ -124,6 +124,9 @@ pub fn write_text(buf: &mut Vec<u8>, d: &Datum, ty: Oid, settings: &Settings) {
             buf.extend_from_slice(s.as_bytes());
         }
         Datum::Record(fields) => {
+            // A named composite type knows its fields' types; an anonymous
+            // record's are guessed from the values.
+            let field_types = crate::catalog::types::composite_fields(ty);
             buf.push(b'(');
             for (i, f) in fields.iter().enumerate() {
                 if i > 0 {
@@ -132,7 +135,8 @@ pub fn write_text(buf: &mut Vec<u8>, d: &Datum, ty: Oid, settings: &Settings) {
                 if f.is_null() {
                     continue;
                 }
-                let s = format_text(f, guess_type(f), settings);
+                let ft = field_types.as_ref().and_then(|t| t.get(i)).map(|t| t.1.oid).unwrap_or_else(|| guess_type(f));
+                let s = format_text(f, ft, settings);
                 let needs_quote = s.is_empty() || s.chars().any(|c| matches!(c, ',' | '(' | ')' | '"' | '\\') || c.is_ascii_whitespace());
                 if needs_quote {
                     buf.push(b'"');
@@ -492,6 +496,13 @@ pub fn parse_text(s: &str, ty: SqlType, settings: &Settings, explicit: bool) -> 
         oid::VOID => Datum::text(""),
         oid::XML => return Err(super::xml::no_xml_support()),
         oid::RECORD => return Err(PgError::unsupported("input of anonymous composite types")),
+        _ if t >= oid::FIRST_NORMAL_OBJECT_ID && crate::catalog::types::domain(t).is_some() => {
+            return parse_text(s, crate::catalog::types::base_type(ty), settings, explicit);
+        }
+        _ if t >= oid::FIRST_NORMAL_OBJECT_ID && crate::catalog::types::composite_fields(t).is_some() => {
+            let fields = crate::catalog::types::composite_fields(t).unwrap_or_default();
+            return parse_record(s, &fields, settings);
+        }
         _ => {
             let elem = builtins().element_of(t);
             if elem != 0 {
@@ -503,6 +514,72 @@ pub fn parse_text(s: &str, ty: SqlType, settings: &Settings, explicit: bool) -> 
             return Err(PgError::unsupported(format!("input of type {}", type_display(t))));
         }
     })
+}
+
+/// record_in: `(f1,"f 2",,)` into a row of the composite type's fields.
+/// An empty unquoted field is NULL; quotes group, `""` inside quotes and
+/// a backslash anywhere stand for the next character itself.
+pub fn parse_record(s: &str, fields: &[(String, SqlType)], settings: &Settings) -> PgResult<Datum> {
+    let malformed = |detail: &str| {
+        PgError::new(sqlstate::INVALID_TEXT_REPRESENTATION, format!("malformed record literal: \"{s}\"")).with_detail(detail.to_string())
+    };
+    let chars: Vec<char> = s.chars().collect();
+    let mut i = 0;
+    while i < chars.len() && chars[i].is_ascii_whitespace() {
+        i += 1;
+    }
+    if chars.get(i) != Some(&'(') {
+        return Err(malformed("Missing left parenthesis."));
+    }
+    i += 1;
+    let mut values = Vec::with_capacity(fields.len());
+    for (n, (_, ft)) in fields.iter().enumerate() {
+        if n > 0 {
+            // The previous field ended at a comma.
+            match chars.get(i) {
+                Some(',') => i += 1,
+                _ => return Err(malformed("Too few columns.")),
+            }
+        }
+        if matches!(chars.get(i), Some(',') | Some(')')) {
+            values.push(Datum::Null);
+            continue;
+        }
+        let mut text = String::new();
+        let mut quoted = false;
+        loop {
+            let Some(&c) = chars.get(i) else { return Err(malformed("Unexpected end of input.")) };
+            if !quoted && (c == ',' || c == ')') {
+                break;
+            }
+            i += 1;
+            match c {
+                '\\' => {
+                    let Some(&next) = chars.get(i) else { return Err(malformed("Unexpected end of input.")) };
+                    text.push(next);
+                    i += 1;
+                }
+                '"' if quoted && chars.get(i) == Some(&'"') => {
+                    text.push('"');
+                    i += 1;
+                }
+                '"' => quoted = !quoted,
+                _ => text.push(c),
+            }
+        }
+        // Each field goes through its type's input function, which
+        // enforces the typmod strictly (no explicit-cast truncation).
+        values.push(parse_text(&text, *ft, settings, false)?);
+    }
+    match chars.get(i) {
+        Some(')') => i += 1,
+        Some(',') => return Err(malformed("Too many columns.")),
+        _ => return Err(malformed("Too few columns.")),
+    }
+    if chars[i..].iter().any(|c| !c.is_ascii_whitespace()) {
+        return Err(malformed("Junk after right parenthesis."));
+    }
+    Ok(Datum::Record(Arc::new(values)))
 }
 
 // ---------------------------------------------------------------- binary I/O

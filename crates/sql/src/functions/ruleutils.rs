@@ -282,6 +282,7 @@ impl<'a> Deparser<'a> {
             | Expr::NullIf { .. }
             | Expr::Subscript { .. }
             | Expr::Case { .. }
+            | Expr::CoerceToDomain { .. }
             | Expr::FieldSelect { .. } => true,
             Expr::Cast { arg, spec } => {
                 if sql_value_function_cast(e).is_some() || cast_kind(spec.from, spec.to) == CastKind::Func {
@@ -566,11 +567,16 @@ impl<'a> Deparser<'a> {
                 let name = match arg.as_ref() {
                     Expr::Func { func, args, .. } => crate::analyzer::function_out_columns(self.env.catalog(), func.oid, args)
                         .and_then(|cols| cols.get(*field).map(|c| super::quote_ident(&c.0))),
-                    _ => None,
+                    other => crate::catalog::types::composite_fields(other.ty().oid).and_then(|f| f.get(*field).map(|c| super::quote_ident(&c.0))),
                 };
                 self.push(&format!(").{}", name.unwrap_or_else(|| format!("f{}", field + 1))));
             }
             Expr::Case { arg, whens, default, .. } => self.case_expr(arg.as_deref(), whens, default),
+            // Shown as the coercion it is (a cast to the domain).
+            Expr::CoerceToDomain { arg, ty, .. } => {
+                let cast = Expr::Cast { arg: arg.clone(), spec: crate::expr::CastSpec { from: arg.ty(), to: *ty, explicit: false } };
+                self.expr(&cast, show_implicit);
+            }
             Expr::Agg(a) => self.aggregate(a),
             Expr::Window(w) => self.window(w),
             Expr::SubPlan(sp) if self.plan_refs.is_some() => self.subplan_ref(sp),
