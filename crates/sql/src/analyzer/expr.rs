@@ -1715,6 +1715,9 @@ impl<'a> Analyzer<'a> {
             return Ok(base);
         }
         let ty = base.ty();
+        if ty.oid == oid::JSONB {
+            return self.jsonb_subscript_fetch(base, subs, slice);
+        }
         let elem = self.b.element_of(ty.oid);
         if elem == 0 {
             return Err(PgError::new(

@@ -345,8 +345,10 @@ fn jsonb_delete_idx(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
 /// What setPath does at the end of the path (jsonfuncs.c's JB_PATH_* flags).
 #[derive(Clone, Copy, PartialEq)]
 enum PathOp {
-    /// jsonb_set: replace, or add when create_missing.
-    Set { create: bool },
+    /// jsonb_set: replace, or add when create_missing; `fill` (subscript
+    /// assignment) also creates missing containers along the path and
+    /// pads arrays with nulls.
+    Set { create: bool, fill: bool },
     InsertBefore,
     InsertAfter,
     Delete,
@@ -354,7 +356,11 @@ enum PathOp {
 
 impl PathOp {
     fn creates(self) -> bool {
-        matches!(self, PathOp::Set { create: true } | PathOp::InsertBefore | PathOp::InsertAfter)
+        matches!(self, PathOp::Set { create: true, .. } | PathOp::InsertBefore | PathOp::InsertAfter)
+    }
+
+    fn fills(self) -> bool {
+        matches!(self, PathOp::Set { fill: true, .. })
     }
 }
 
@@ -392,6 +398,10 @@ fn set_path(j: &Jsonb, path: &[String], level: usize, new: Option<&Jsonb>, op: P
                 out.push((key.clone(), new.cloned().unwrap_or(Jsonb::Null)));
                 return Ok(Jsonb::object(out));
             }
+            if !found && !last && op.fills() {
+                out.push((key.clone(), push_path(path, level, new)));
+                return Ok(Jsonb::object(out));
+            }
             Ok(Jsonb::Object(out))
         }
         Jsonb::Array(items) => {
@@ -401,17 +411,23 @@ fn set_path(j: &Jsonb, path: &[String], level: usize, new: Option<&Jsonb>, op: P
             let mut prepend = false;
             if idx < 0 {
                 if -idx > n {
+                    if op.fills() {
+                        return Err(invalid_parameter(format!("path element at position {} is out of range: {}", level + 1, idx)));
+                    }
                     prepend = true;
                 } else {
                     idx += n;
                 }
             }
-            if idx > n {
+            if idx > n && !op.fills() {
                 idx = n;
             }
             let mut out = Vec::with_capacity(items.len() + 1);
             let mut done = false;
             if (prepend || n == 0) && last && op.creates() {
+                if op.fills() && n == 0 && idx > 0 {
+                    out.extend(std::iter::repeat(Jsonb::Null).take(idx as usize));
+                }
                 out.push(new.cloned().unwrap_or(Jsonb::Null));
                 done = true;
             }
@@ -439,12 +455,87 @@ fn set_path(j: &Jsonb, path: &[String], level: usize, new: Option<&Jsonb>, op: P
                 }
             }
             if op.creates() && !done && last {
+                if op.fills() && idx > n {
+                    out.extend(std::iter::repeat(Jsonb::Null).take((idx - n) as usize));
+                }
                 out.push(new.cloned().unwrap_or(Jsonb::Null));
+                done = true;
+            }
+            if !done && op.fills() && !last {
+                if idx > n {
+                    out.extend(std::iter::repeat(Jsonb::Null).take((idx - n) as usize));
+                }
+                out.push(push_path(path, level, new));
             }
             Ok(Jsonb::Array(out))
         }
+        _ if op.fills() => Err(scalar_in_path()),
         scalar => Ok(scalar.clone()),
     }
+}
+
+fn scalar_in_path() -> PgError {
+    invalid_parameter("cannot replace existing key").with_detail("The path assumes key is a composite object, but it is a scalar value.")
+}
+
+/// push_path: the containers a subscript assignment creates below
+/// `path[level]`: an array (padded with nulls) for an integer step, an
+/// object for any other, the new value innermost.
+fn push_path(path: &[String], level: usize, new: Option<&Jsonb>) -> Jsonb {
+    let mut value = new.cloned().unwrap_or(Jsonb::Null);
+    for step in path[level + 1..].iter().rev() {
+        value = match path_index(step) {
+            Some(i) => {
+                let mut items: Vec<Jsonb> = std::iter::repeat(Jsonb::Null).take(i.max(0) as usize).collect();
+                items.push(value);
+                Jsonb::Array(items)
+            }
+            None => Jsonb::Object(vec![(step.clone(), value)]),
+        };
+    }
+    value
+}
+
+/// A subscript's path step: an integer's digits, or the text.
+fn subscript_step(d: &Datum) -> Option<String> {
+    match d {
+        Datum::Null => None,
+        Datum::Text(s) => Some(s.to_string()),
+        other => other.as_i64().map(|v| v.to_string()),
+    }
+}
+
+/// `jsonb[...]...`: the value at the subscripts' path, NULL if none.
+pub fn jsonb_subscript_fetch(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
+    if a[0].is_null() {
+        return Ok(Datum::Null);
+    }
+    let j = jsonb_arg(&a[0])?;
+    let path: Vec<Option<String>> = a[1..].iter().map(subscript_step).collect();
+    Ok(jsonb_path(&j, &path).map(|v| jsonb_datum(v.clone())).unwrap_or(Datum::Null))
+}
+
+/// `SET doc[...]... = value` (jsonb_subscript_assign): arguments are the
+/// old value, the new element, then the subscripts.
+pub fn jsonb_subscript_assign(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    let mut path = Vec::with_capacity(a.len() - 2);
+    for d in &a[2..] {
+        match subscript_step(d) {
+            Some(s) => path.push(s),
+            None => return Err(PgError::new(sqlstate::NULL_VALUE_NOT_ALLOWED, "jsonb subscript in assignment must not be null")),
+        }
+    }
+    let source = if a[0].is_null() {
+        // A NULL column starts as an array if the first subscript is an integer.
+        Arc::new(if c.arg_type(2) == oid::INT4 { Jsonb::Array(Vec::new()) } else { Jsonb::Object(Vec::new()) })
+    } else {
+        jsonb_arg(&a[0])?
+    };
+    let new = if a[1].is_null() { Jsonb::Null } else { (*jsonb_arg(&a[1])?).clone() };
+    if source.is_scalar() {
+        return Err(scalar_in_path());
+    }
+    Ok(jsonb_datum(set_path(&source, &path, 0, Some(&new), PathOp::Set { create: true, fill: true })?))
 }
 
 /// The path argument of the editors: NULL elements refused.
@@ -468,7 +559,7 @@ fn set_impl(target: Arc<Jsonb>, path: &Datum, new: &Jsonb, create: bool) -> PgRe
     if path.is_empty() {
         return Ok(Datum::Jsonb(target));
     }
-    Ok(jsonb_datum(set_path(&target, &path, 0, Some(new), PathOp::Set { create })?))
+    Ok(jsonb_datum(set_path(&target, &path, 0, Some(new), PathOp::Set { create, fill: false })?))
 }
 
 fn jsonb_set(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
