@@ -1343,6 +1343,7 @@ impl<'a> Analyzer<'a> {
         if self.env.catalog.functions.contains_key(&proc.oid) {
             coerced = self.complete_user_call(proc, coerced, &concrete, f.func_variadic)?;
         }
+        self.name_json_row_arguments(if proc.kind == 'a' { &name } else { &proc.src }, &mut coerced);
         let ret_ty = t(if ret == oid::RECORD { oid::RECORD } else { ret });
         if window && proc.kind != 'a' && proc.kind != 'w' {
             return Err(PgError::new(

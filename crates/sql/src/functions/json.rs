@@ -248,6 +248,34 @@ fn row_to_json(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
     json_datum(out)
 }
 
+/// A row as a JSON object keyed by `names` (see analyzer::json_records);
+/// and typed by `types`; a fourth argument asks for row_to_json's pretty form.
+pub fn named_row_to_json(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    let Datum::Record(fields) = &a[0] else { return Ok(a[0].clone()) };
+    let names: Vec<&str> = match &a[1] {
+        Datum::Array(n) => n.elements.iter().map(|d| d.as_str().unwrap_or("")).collect(),
+        _ => Vec::new(),
+    };
+    let types: Vec<Oid> = match &a[2] {
+        Datum::Array(t) => t.elements.iter().map(|d| d.as_i64().unwrap_or(0) as Oid).collect(),
+        _ => Vec::new(),
+    };
+    let pretty = a.get(3).and_then(Datum::as_bool).unwrap_or(false);
+    let settings = c.env.settings();
+    let mut out = String::from("{");
+    for (i, f) in fields.iter().enumerate() {
+        if i > 0 {
+            out.push_str(if pretty { ",\n " } else { "," });
+        }
+        let name = names.get(i).map(|n| n.to_string()).unwrap_or_else(|| format!("f{}", i + 1));
+        out.push_str(&escape_json(&name));
+        out.push(':');
+        datum_to_json(f, types.get(i).copied().unwrap_or(tusk_types::oid::UNKNOWN), &settings, &mut out);
+    }
+    out.push('}');
+    json_datum(out)
+}
+
 fn check_build_object_args(a: &[Datum], name: &str) -> PgResult<()> {
     if a.len() % 2 != 0 {
         return Err(PgError::new(sqlstate::INVALID_PARAMETER_VALUE, "argument list must have even number of elements")
@@ -411,7 +439,7 @@ pub fn json_agg_final(vals: &[Datum], ty: Oid, settings: &Settings) -> PgResult<
     for (i, v) in vals.iter().enumerate() {
         if i > 0 {
             out.push_str(", ");
-            if matches!(v, Datum::Array(_) | Datum::Record(_)) {
+            if matches!(v, Datum::Array(_) | Datum::Record(_)) || (ty == tusk_types::oid::RECORD && !v.is_null()) {
                 out.push_str("\n ");
             }
         }

@@ -449,6 +449,7 @@ fn set_path(j: &Jsonb, path: &[String], level: usize, new: Option<&Jsonb>, op: P
                         done = true;
                     } else {
                         out.push(set_path(v, path, level + 1, new, op)?);
+                        done = true;
                     }
                 } else {
                     out.push(v.clone());

@@ -16,7 +16,7 @@ mod compare;
 mod datetime_fns;
 mod formatting;
 pub mod io;
-mod json;
+pub mod json;
 pub mod jsonfuncs;
 pub mod limits;
 mod math;
