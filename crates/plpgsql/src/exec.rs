@@ -150,6 +150,7 @@ fn datum_type(d: &Datum) -> SqlType {
     SqlType::new(match d {
         Datum::Null => oid::TEXT,
         Datum::Json(_) => oid::JSON,
+        Datum::Jsonb(_) => oid::JSONB,
         other => tusk_sql::functions::io::guess_type(other),
     })
 }

@@ -75,6 +75,7 @@ pub fn encode_key_datum(out: &mut Vec<u8>, d: &Datum) -> PgResult<()> {
         }
         Datum::Uuid(u) => out.extend_from_slice(u),
         Datum::Char(c) => out.push(*c),
+        Datum::Jsonb(j) => encode_jsonb(out, j, true),
         Datum::Array(_) | Datum::Record(_) => {
             return Err(PgError::unsupported("indexing array and record values"));
         }
@@ -160,6 +161,48 @@ fn encode_numeric_text(out: &mut Vec<u8>, text: &str) {
         out.extend_from_slice(&exp_key.to_be_bytes());
         out.extend(pairs.iter().map(|p| p + 1));
         out.push(0x00);
+    }
+}
+
+/// jsonb in compareJsonbContainers' order: containers by kind, then size,
+/// then members in storage order; scalars by kind (null < string < number
+/// < boolean), then value. A top-level scalar is a one-element "raw scalar"
+/// array, less than a one-element array.
+fn encode_jsonb(out: &mut Vec<u8>, j: &tusk_types::jsonb::Jsonb, top: bool) {
+    use tusk_types::jsonb::Jsonb;
+    if top && j.is_scalar() {
+        out.push(4);
+        out.extend_from_slice(&1u32.to_be_bytes());
+        out.push(0);
+        return encode_jsonb(out, j, false);
+    }
+    match j {
+        Jsonb::Null => out.push(0),
+        Jsonb::String(s) => {
+            out.push(1);
+            encode_bytes(out, s.as_bytes());
+        }
+        Jsonb::Number(n) => {
+            out.push(2);
+            encode_numeric_text(out, &n.to_string());
+        }
+        Jsonb::Bool(b) => out.extend_from_slice(&[3, *b as u8]),
+        Jsonb::Array(items) => {
+            out.push(4);
+            out.extend_from_slice(&(items.len() as u32).to_be_bytes());
+            out.push(1);
+            for v in items {
+                encode_jsonb(out, v, false);
+            }
+        }
+        Jsonb::Object(members) => {
+            out.push(5);
+            out.extend_from_slice(&(members.len() as u32).to_be_bytes());
+            for (k, v) in members {
+                encode_bytes(out, k.as_bytes());
+                encode_jsonb(out, v, false);
+            }
+        }
     }
 }
 

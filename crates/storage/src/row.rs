@@ -36,6 +36,8 @@ const T_CHAR: u8 = 19;
 const T_JSON: u8 = 20;
 const T_ARRAY: u8 = 21;
 const T_RECORD: u8 = 22;
+/// jsonb, as the text jsonb_out prints (parsed again when read).
+const T_JSONB: u8 = 23;
 
 /// Format version byte leading every row, so the encoding can evolve.
 const ROW_FORMAT_V1: u8 = 1;
@@ -138,6 +140,12 @@ fn encode_datum(out: &mut Vec<u8>, d: &Datum) {
             out.push(T_JSON);
             encode_varint(out, s.len() as u64);
             out.extend_from_slice(s.as_bytes());
+        }
+        Datum::Jsonb(j) => {
+            out.push(T_JSONB);
+            let text = j.to_string();
+            encode_varint(out, text.len() as u64);
+            out.extend_from_slice(text.as_bytes());
         }
         Datum::Bytea(b) => {
             out.push(T_BYTEA);
@@ -273,7 +281,7 @@ impl<'a> Reader<'a> {
             T_TIMETZ => 12,
             T_INTERVAL | T_UUID => 16,
             T_CHAR => 1,
-            T_NUMERIC | T_TEXT | T_JSON | T_BYTEA => {
+            T_NUMERIC | T_TEXT | T_JSON | T_JSONB | T_BYTEA => {
                 self.bytes()?;
                 0
             }
@@ -313,6 +321,7 @@ impl<'a> Reader<'a> {
             T_NUMERIC => Datum::Numeric(Arc::new(Numeric::from_binary(self.bytes()?)?)),
             T_TEXT => Datum::Text(self.str()?),
             T_JSON => Datum::Json(self.str()?),
+            T_JSONB => Datum::Jsonb(Arc::new(tusk_types::jsonb::Jsonb::parse(&self.str()?).map_err(|_| corrupt("invalid jsonb"))?)),
             T_BYTEA => Datum::Bytea(Arc::from(self.bytes()?)),
             T_DATE => Datum::Date(i32::from_le_bytes(self.arr()?)),
             T_TIME => Datum::Time(i64::from_le_bytes(self.arr()?)),

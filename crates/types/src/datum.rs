@@ -46,6 +46,8 @@ pub enum Datum {
     Char(u8),
     /// json keeps its input text verbatim.
     Json(Arc<str>),
+    /// jsonb, parsed into its canonical form.
+    Jsonb(Arc<crate::jsonb::Jsonb>),
     Array(Arc<Array>),
     /// An anonymous row value (ROW(...) and whole-row references).
     Record(Arc<Vec<Datum>>),
@@ -126,6 +128,7 @@ impl Datum {
             (Numeric(a), Numeric(b)) => a.cmp(b),
             (Text(a), Text(b)) => a.as_bytes().cmp(b.as_bytes()),
             (Json(a), Json(b)) => a.as_bytes().cmp(b.as_bytes()),
+            (Jsonb(a), Jsonb(b)) => a.cmp_top(b),
             (Bytea(a), Bytea(b)) => a.cmp(b),
             (Date(a), Date(b)) => a.cmp(b),
             (Time(a), Time(b)) => a.cmp(b),
@@ -183,6 +186,7 @@ impl Datum {
             Float8(v) => hash_float(*v, state),
             Numeric(n) => n.hash(state),
             Text(s) | Json(s) => s.hash(state),
+            Jsonb(j) => j.hash_into(state),
             Bytea(b) => b.hash(state),
             Date(v) => v.hash(state),
             Time(v) => v.hash(state),
@@ -229,6 +233,7 @@ fn variant_rank(d: &Datum) -> u8 {
         Char(_) => 14,
         Array(_) => 15,
         Record(_) => 16,
+        Jsonb(_) => 17,
     }
 }
 

@@ -10,6 +10,8 @@ pub mod datetime;
 pub mod datum;
 pub mod error;
 pub mod float;
+pub mod json;
+pub mod jsonb;
 pub mod numeric;
 pub mod oid;
 

@@ -515,7 +515,8 @@ impl<'a> Analyzer<'a> {
                     return Err(e);
                 }
             };
-            if !rt.indirection.is_empty() {
+            let jsonb_target = rel.live_columns().nth(col).is_some_and(|(_, c)| c.type_oid == tusk_types::oid::JSONB);
+            if !rt.indirection.is_empty() && !(jsonb_target && view.is_none()) {
                 self.level().agg_forbidden = None;
                 return Err(PgError::unsupported("UPDATE of subfields or array elements"));
             }
@@ -568,6 +569,14 @@ impl<'a> Analyzer<'a> {
                     }
                 }
                 _ => self.transform_expr(val)?,
+            };
+            let e = if rt.indirection.is_empty() {
+                e
+            } else {
+                // SET doc[...] = v: the column's new value from its old one.
+                let column = pb::ColumnRef { fields: vec![Node { node: Some(NodeEnum::String(pb::String { sval: rt.name.clone() })) }], location: rt.location };
+                let current = self.transform_expr(&Node { node: Some(NodeEnum::ColumnRef(column)) })?;
+                self.jsonb_subscript_assign(current, &rt.indirection, e, rt.location)?
             };
             let (_, c) = rel.live_columns().nth(col).expect("column");
             if c.identity == 'a' && !matches!(val.node, Some(NodeEnum::SetToDefault(_))) {

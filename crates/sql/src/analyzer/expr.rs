@@ -1457,6 +1457,7 @@ impl<'a> Analyzer<'a> {
         if self.env.catalog.functions.contains_key(&proc.oid) {
             coerced = self.complete_user_call(proc, coerced, &concrete, f.func_variadic)?;
         }
+        self.name_json_row_arguments(if proc.kind == 'a' { &name } else { &proc.src }, &mut coerced);
         let ret_ty = t(if ret == oid::RECORD { oid::RECORD } else { ret });
         if window && proc.kind != 'a' && proc.kind != 'w' {
             return Err(PgError::new(
@@ -1829,6 +1830,9 @@ impl<'a> Analyzer<'a> {
             return Ok(base);
         }
         let ty = base.ty();
+        if ty.oid == oid::JSONB {
+            return self.jsonb_subscript_fetch(base, subs, slice);
+        }
         let elem = self.b.element_of(ty.oid);
         if elem == 0 {
             return Err(PgError::new(

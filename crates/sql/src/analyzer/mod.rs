@@ -10,6 +10,8 @@
 pub mod coerce;
 mod dml;
 mod expr;
+mod json_records;
+mod jsonb_subscript;
 mod recursion;
 mod select;
 pub mod regtypes;

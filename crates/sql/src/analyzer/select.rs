@@ -8,7 +8,7 @@ use std::sync::Arc;
 use pg_query::protobuf::{self as pb, Node};
 use pg_query::NodeEnum;
 use tusk_types::oid;
-use tusk_types::{sqlstate, PgError, PgResult, SqlType};
+use tusk_types::{sqlstate, Datum, PgError, PgResult, SqlType};
 
 use super::coerce::{self, CoercionContext};
 use super::expr::{display_type, expr_location, figure_colname};
@@ -476,11 +476,10 @@ impl<'a> Analyzer<'a> {
         }
         let Some(NodeEnum::List(pair)) = &rf.functions[0].node else { return Err(PgError::internal("function in FROM")) };
         let call = pair.items.first().ok_or_else(|| PgError::internal("function in FROM"))?;
-        if pair.items.get(1).map(|c| matches!(&c.node, Some(NodeEnum::List(l)) if !l.items.is_empty())).unwrap_or(false)
-            || !rf.coldeflist.is_empty()
-        {
+        if pair.items.get(1).map(|c| matches!(&c.node, Some(NodeEnum::List(l)) if !l.items.is_empty())).unwrap_or(false) {
             return Err(PgError::unsupported("column definition lists for functions in FROM"));
         }
+        let coldefs = self.column_definition_list(&rf.coldeflist)?;
         // Functions in FROM are implicitly LATERAL: their arguments may
         // reference the FROM items before them.
         let saved = self.level().namespace.clone();
@@ -496,9 +495,14 @@ impl<'a> Analyzer<'a> {
         // chooseScalarFunctionAlias: a scalar result takes the name of the
         // function's one named OUT parameter, before any alias.
         let mut out_name = None;
+        let mut e = e;
+        if let Some(defs) = &coldefs {
+            e = record_function_with_columns(self.env.catalog, e, defs, call_location(call))?;
+        }
         // A function returning a named composite type yields its fields.
-        let composite = crate::catalog::types::composite_fields(e.ty().oid);
+        let composite = if coldefs.is_none() { crate::catalog::types::composite_fields(e.ty().oid) } else { None };
         let (mut names, types) = match &e {
+            _ if coldefs.is_some() => coldefs.clone().unwrap_or_default().into_iter().unzip(),
             _ if composite.is_some() => composite.as_deref().cloned().unwrap_or_default().into_iter().unzip(),
             Expr::Func { func, ty, args } => {
                 let out_cols = super::expr::function_out_columns(self.env.catalog, func.oid, args).unwrap_or_default();
@@ -533,7 +537,7 @@ impl<'a> Analyzer<'a> {
                 }
             }
         }
-        let columns_from_record = names.len() - rf.ordinality as usize > 1 || composite.is_some();
+        let columns_from_record = names.len() - rf.ordinality as usize > 1 || coldefs.is_some() || composite.is_some();
         Ok(RangeTblEntry {
             kind: RteKind::Function { call: e, ordinality: rf.ordinality, columns_from_record },
             alias: alias_name,
@@ -543,6 +547,20 @@ impl<'a> Analyzer<'a> {
             lateral: true,
             inh: false,
         })
+    }
+
+    /// A function's column definition list (`AS t(a int, b text)`).
+    fn column_definition_list(&mut self, list: &[pb::Node]) -> PgResult<Option<Vec<(String, SqlType)>>> {
+        if list.is_empty() {
+            return Ok(None);
+        }
+        let mut out = Vec::with_capacity(list.len());
+        for n in list {
+            let Some(NodeEnum::ColumnDef(cd)) = &n.node else { return Err(PgError::internal("column definition")) };
+            let tn = cd.type_name.as_ref().ok_or_else(|| PgError::internal("column definition type"))?;
+            out.push((cd.colname.clone(), super::types::resolve_type_name(self.b, tn)?));
+        }
+        Ok(Some(out))
     }
 
     fn transform_join(&mut self, j: &pb::JoinExpr) -> PgResult<(FromItem, Vec<NsItem>)> {
@@ -1707,3 +1725,32 @@ fn check_sublink_outer_refs(q: &Query, depth: u32, groups: &[Expr], report: &dyn
     result
 }
 
+
+fn call_location(n: &pb::Node) -> i32 {
+    match &n.node {
+        Some(NodeEnum::FuncCall(f)) => f.location,
+        _ => -1,
+    }
+}
+
+/// A call to a function returning `record` given a column definition
+/// list. The functions that build their rows from the list
+/// (json(b)_to_record(set)) receive it as two trailing arguments: the
+/// column names (text[]) and types (int8[], oid << 32 | typmod); any
+/// other record function must already produce rows of that shape.
+fn record_function_with_columns(b: &crate::catalog::DbCatalog, e: Expr, defs: &[(String, SqlType)], location: i32) -> PgResult<Expr> {
+    let Expr::Func { func, mut args, ty } = e else {
+        return Err(PgError::new(sqlstate::SYNTAX_ERROR, "a column definition list is only allowed for functions returning \"record\"").with_position(pos(location)));
+    };
+    if ty.oid != oid::RECORD {
+        return Err(PgError::new(sqlstate::SYNTAX_ERROR, "a column definition list is only allowed for functions returning \"record\"").with_position(pos(location)));
+    }
+    let src = b.proc(func.oid).map(|p| p.src.clone()).unwrap_or_default();
+    if crate::functions::jsonfuncs::takes_column_definitions(&src) {
+        let names = defs.iter().map(|(n, _)| Datum::text(n)).collect();
+        let types = defs.iter().map(|(_, t)| Datum::Int8(((t.oid as i64) << 32) | (t.typmod as u32 as i64))).collect();
+        args.push(Expr::Const(Datum::Array(Arc::new(tusk_types::array::Array::from_vec(oid::TEXT, names))), SqlType::new(oid::TEXT_ARRAY)));
+        args.push(Expr::Const(Datum::Array(Arc::new(tusk_types::array::Array::from_vec(oid::INT8, types))), SqlType::new(oid::INT8_ARRAY)));
+    }
+    Ok(Expr::Func { func, args, ty })
+}

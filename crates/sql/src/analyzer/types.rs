@@ -83,7 +83,8 @@ pub fn resolve_type_name(b: &Builtins, tn: &TypeName) -> PgResult<SqlType> {
     let mods = typmod_ints(tn)?;
     let typmod = typmod_for(b, base, &mods).map_err(|e| e.with_position(position))?;
     let mut t = SqlType { oid: base, typmod };
-    for _ in &tn.array_bounds {
+    // int[][] is int[]: an array type stands for any number of dimensions.
+    if !tn.array_bounds.is_empty() {
         let arr = b.array_of(t.oid);
         if arr == 0 {
             return Err(PgError::new(sqlstate::UNDEFINED_OBJECT, format!("could not find array type for data type {}", b.type_name(t.oid))));

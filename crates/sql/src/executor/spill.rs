@@ -49,6 +49,7 @@ pub fn datum_bytes(d: &Datum) -> usize {
             Datum::Text(s) | Datum::Json(s) => ARC_HEADER + s.len(),
             Datum::Bytea(b) => ARC_HEADER + b.len(),
             Datum::Numeric(_) => ARC_HEADER + 48,
+            Datum::Jsonb(j) => ARC_HEADER + 64 * (1 + j.depth()),
             Datum::Array(a) => ARC_HEADER + 64 + a.elements.iter().map(datum_bytes).sum::<usize>(),
             Datum::Record(r) => ARC_HEADER + 24 + r.iter().map(datum_bytes).sum::<usize>(),
             _ => 0,

@@ -44,6 +44,10 @@ pub enum AggregateKind {
     VarianceNumeric { population: bool, sqrt: bool },
     BitAnd,
     BitOr,
+    /// json_agg / jsonb_agg over values of type `arg`.
+    JsonAgg { jsonb: bool, arg: Oid },
+    /// json_object_agg / jsonb_object_agg over (key, value) pairs.
+    JsonObjectAgg { jsonb: bool, key: Oid, value: Oid },
     /// A user-defined aggregate (CREATE AGGREGATE): its transition and
     /// final functions are called through fmgr (see `executor::user_agg`).
     User,
@@ -81,6 +85,8 @@ pub fn lookup(name: &str, args: &[Oid], _ret: Oid) -> Option<AggregateKind> {
         ("string_agg", 2) => StringAgg,
         ("array_agg", 1) => ArrayAgg,
         ("xmlagg", 1) => XmlAgg,
+        ("json_agg", 1) | ("jsonb_agg", 1) => JsonAgg { jsonb: name == "jsonb_agg", arg: a0 },
+        ("json_object_agg", 2) | ("jsonb_object_agg", 2) => JsonObjectAgg { jsonb: name == "jsonb_object_agg", key: a0, value: args[1] },
         ("bit_and", 1) if int => BitAnd,
         ("bit_or", 1) if int => BitOr,
         ("var_samp", 1) | ("variance", 1) | ("var_pop", 1) | ("stddev", 1) | ("stddev_samp", 1) | ("stddev_pop", 1) => {
@@ -132,7 +138,7 @@ impl AggregateKind {
             BoolAnd | BoolOr => AggState::Bool(None),
             StringAgg => AggState::Text(None),
             ByteaAgg => AggState::Bytes(None),
-            ArrayAgg => AggState::Array(Vec::new(), false),
+            ArrayAgg | JsonAgg { .. } | JsonObjectAgg { .. } => AggState::Array(Vec::new(), false),
             VarianceFloat { .. } => AggState::FloatVar { n: 0.0, sum: 0.0, sxx: 0.0 },
             VarianceNumeric { .. } => AggState::NumVar { n: 0, sum: None, sumsq: None },
             BitAnd | BitOr => AggState::Bits(None),
@@ -142,7 +148,10 @@ impl AggregateKind {
 
     /// Whether rows with a NULL (first) argument are skipped, as for a strict transition function.
     pub fn skips_nulls(self) -> bool {
-        !matches!(self, AggregateKind::CountStar | AggregateKind::ArrayAgg | AggregateKind::User)
+        !matches!(
+            self,
+            AggregateKind::CountStar | AggregateKind::ArrayAgg | AggregateKind::User | AggregateKind::JsonAgg { .. } | AggregateKind::JsonObjectAgg { .. }
+        )
     }
 
     /// Feeds one row's argument values.
@@ -236,6 +245,18 @@ impl AggregateKind {
                 *started = true;
                 vals.push(v);
             }
+            (JsonAgg { .. }, AggState::Array(vals, started)) => {
+                *started = true;
+                vals.push(v);
+            }
+            (JsonObjectAgg { jsonb, .. }, AggState::Array(vals, started)) => {
+                if v.is_null() {
+                    return Err(PgError::new(sqlstate::INVALID_PARAMETER_VALUE, "field name must not be null"));
+                }
+                let _ = jsonb;
+                *started = true;
+                vals.push(Datum::Record(Arc::new(vec![v, args.get(1).cloned().unwrap_or(Datum::Null)])));
+            }
             (VarianceFloat { .. }, AggState::FloatVar { n, sum, sxx }) => {
                 let x = v.as_f64().unwrap_or(0.0);
                 *n += 1.0;
@@ -272,9 +293,26 @@ impl AggregateKind {
     }
 
     /// The aggregate's result for a group. `ret` is the declared result type.
-    pub fn finish(self, state: &AggState, ret: Oid, element: Oid, _env: &dyn Env) -> PgResult<Datum> {
+    pub fn finish(self, state: &AggState, ret: Oid, element: Oid, env: &dyn Env) -> PgResult<Datum> {
         use AggregateKind::*;
         Ok(match (self, state) {
+            (JsonAgg { .. } | JsonObjectAgg { .. }, AggState::Array(_, false)) => Datum::Null,
+            (JsonAgg { jsonb, arg }, AggState::Array(vals, true)) => {
+                let settings = env.settings();
+                if jsonb {
+                    super::json::jsonb_agg_final(vals, arg, &settings)?
+                } else {
+                    super::json::json_agg_final(vals, arg, &settings)?
+                }
+            }
+            (JsonObjectAgg { jsonb, key, value }, AggState::Array(vals, true)) => {
+                let settings = env.settings();
+                if jsonb {
+                    super::json::jsonb_object_agg_final(vals, key, value, &settings)?
+                } else {
+                    super::json::json_object_agg_final(vals, key, value, &settings)?
+                }
+            }
             (CountStar | Count, AggState::Count(n)) => Datum::Int8(*n),
             (_, AggState::Int { count: 0, .. })
             | (_, AggState::Float { count: 0, .. })

@@ -194,8 +194,9 @@ pub fn cast_datum(d: Datum, from: SqlType, to: SqlType, explicit: bool, settings
             return Ok(Datum::Array(Arc::new(out)));
         }
         (Datum::Record(_), oid::RECORD) => d,
-        (Datum::Json(s), oid::JSONB) if f == oid::JSON => Datum::Json(Arc::from(super::json::jsonb_canonical(s)?)),
-        (Datum::Json(s), oid::JSON | oid::JSONB) => Datum::Json(s.clone()),
+        (Datum::Json(_) | Datum::Jsonb(_), _) if matches!(f, oid::JSON | oid::JSONB) && super::jsonfuncs::casts_from(t) => {
+            super::jsonfuncs::cast_from_json(d, f, t)?
+        }
         _ => {
             return Err(PgError::new(
                 sqlstate::CANNOT_COERCE,

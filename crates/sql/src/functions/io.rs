@@ -39,6 +39,7 @@ pub fn write_text(buf: &mut Vec<u8>, d: &Datum, ty: Oid, settings: &Settings) {
     match d {
         Datum::Null => {}
         Datum::Text(s) | Datum::Json(s) => buf.extend_from_slice(s.as_bytes()),
+        Datum::Jsonb(j) => buf.extend_from_slice(j.to_string().as_bytes()),
         Datum::Int4(v) => {
             let _ = write!(buf, "{v}");
         }
@@ -485,10 +486,10 @@ pub fn parse_text(s: &str, ty: SqlType, settings: &Settings, explicit: bool) -> 
         oid::TIMESTAMPTZ => Datum::TimestampTz(dt::timestamptz_in(s, ty.typmod, &settings.datetime, now())?),
         oid::INTERVAL => Datum::Interval(dt::interval_in(s, ty.typmod, settings.datetime.interval_style)?),
         oid::JSON => {
-            super::json::json_validate(s)?;
+            tusk_types::json::json_validate(s)?;
             Datum::Json(Arc::from(s))
         }
-        oid::JSONB => Datum::Json(Arc::from(super::json::jsonb_canonical(s)?)),
+        oid::JSONB => Datum::Jsonb(Arc::new(tusk_types::jsonb::Jsonb::parse(s)?)),
         super::tsearch::TSVECTOR => Datum::from_string(super::tsearch::format_tsvector(&super::tsearch::parse_tsvector(s)?)),
         super::tsearch::TSQUERY => Datum::from_string(super::tsearch::format_tsquery(&super::tsearch::parse_tsquery(s)?)),
         super::tsearch::REGCONFIG => Datum::Oid(super::tsearch::regconfig_in(s)?),
@@ -603,14 +604,12 @@ pub fn format_binary(d: &Datum, ty: Oid) -> Vec<u8> {
         Datum::Float8(v) => v.to_be_bytes().to_vec(),
         Datum::Numeric(n) => n.to_binary(),
         Datum::Text(s) => s.as_bytes().to_vec(),
-        Datum::Json(s) => {
-            if ty == oid::JSONB {
-                let mut v = vec![1u8];
-                v.extend_from_slice(s.as_bytes());
-                v
-            } else {
-                s.as_bytes().to_vec()
-            }
+        Datum::Json(s) => s.as_bytes().to_vec(),
+        // jsonb_send: a version byte (1), then the text.
+        Datum::Jsonb(j) => {
+            let mut v = vec![1u8];
+            v.extend_from_slice(j.to_string().as_bytes());
+            v
         }
         Datum::Bytea(b) => b.to_vec(),
         Datum::Char(c) => vec![*c],
@@ -721,12 +720,12 @@ pub fn parse_binary(b: &[u8], ty: SqlType) -> PgResult<Datum> {
         oid::VARCHAR | oid::BPCHAR => Datum::from_string(apply_char_typmod(&recv_utf8(b)?, t, ty.typmod, false)?),
         oid::JSON => {
             let s = recv_utf8(b)?;
-            super::json::json_validate(&s)?;
+            tusk_types::json::json_validate(&s)?;
             Datum::Json(Arc::from(s))
         }
         oid::JSONB => match b.split_first() {
             // jsonb_recv: a version byte (1), then the text.
-            Some((1, text)) => Datum::Json(Arc::from(super::json::jsonb_canonical(&recv_utf8(text)?)?)),
+            Some((1, text)) => Datum::Jsonb(Arc::new(tusk_types::jsonb::Jsonb::parse(&recv_utf8(text)?)?)),
             Some((v, _)) => return Err(PgError::new(sqlstate::INVALID_BINARY_REPRESENTATION, format!("unsupported jsonb version number {v}"))),
             None => return Err(PgError::new(sqlstate::PROTOCOL_VIOLATION, "insufficient data left in message")),
         },

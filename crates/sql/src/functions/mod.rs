@@ -16,7 +16,8 @@ mod compare;
 mod datetime_fns;
 mod formatting;
 pub mod io;
-mod json;
+pub mod json;
+pub mod jsonfuncs;
 pub mod limits;
 mod math;
 mod misc;
@@ -238,6 +239,7 @@ fn registry() -> &'static Registry {
         acl_fns::register(&mut r);
         sizes::register(&mut r);
         json::register(&mut r);
+        jsonfuncs::register(&mut r);
         srf::register(&mut r);
         signal::register(&mut r);
         cast::register(&mut r);
