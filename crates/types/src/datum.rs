@@ -11,7 +11,9 @@ use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 use crate::array::Array;
+use crate::bits::BitString;
 use crate::datetime::Interval;
+use crate::net::NetAddr;
 use crate::numeric::Numeric;
 use crate::oid::Oid;
 
@@ -49,6 +51,10 @@ pub enum Datum {
     Array(Arc<Array>),
     /// An anonymous row value (ROW(...) and whole-row references).
     Record(Arc<Vec<Datum>>),
+    /// inet, cidr, macaddr, macaddr8.
+    Net(NetAddr),
+    /// bit(n) and bit varying(n).
+    Bits(Arc<BitString>),
 }
 
 impl Datum {
@@ -142,6 +148,8 @@ impl Datum {
             (Oid(a), Oid(b)) => a.cmp(b),
             (Char(a), Char(b)) => a.cmp(b),
             (Array(a), Array(b)) => a.cmp(b),
+            (Net(a), Net(b)) => a.cmp(b),
+            (Bits(a), Bits(b)) => a.cmp(b),
             (Record(a), Record(b)) => {
                 for (x, y) in a.iter().zip(b.iter()) {
                     let o = x.cmp_same_type(y);
@@ -192,6 +200,8 @@ impl Datum {
             Uuid(u) => u.hash(state),
             Char(c) => c.hash(state),
             Array(a) => a.hash(state),
+            Net(n) => n.hash(state),
+            Bits(b) => b.hash(state),
             Record(r) => {
                 for d in r.iter() {
                     d.hash_into(state);
@@ -229,6 +239,8 @@ fn variant_rank(d: &Datum) -> u8 {
         Char(_) => 14,
         Array(_) => 15,
         Record(_) => 16,
+        Net(_) => 40,
+        Bits(_) => 41,
     }
 }
 

@@ -6,10 +6,12 @@
 //! catalogs or sessions.
 
 pub mod array;
+pub mod bits;
 pub mod datetime;
 pub mod datum;
 pub mod error;
 pub mod float;
+pub mod net;
 pub mod numeric;
 pub mod oid;
 

@@ -203,7 +203,11 @@ impl<'a> Analyzer<'a> {
             }
             Some(a_const::Val::Sval(s)) => unknown_literal(&s.sval),
             Some(a_const::Val::Boolval(b)) => Expr::Const(Datum::Bool(b.boolval), t(oid::BOOL)),
-            Some(a_const::Val::Bsval(_)) => return Err(PgError::unsupported("bit string constants").with_position(pos(c.location))),
+            // B'1010' and X'1F' arrive as "b1010" and "x1F", bit_in's own prefixes.
+            Some(a_const::Val::Bsval(b)) => Expr::Const(
+                Datum::Bits(std::sync::Arc::new(tusk_types::bits::BitString::parse(&b.bsval).map_err(|e| e.with_position(pos(c.location)))?)),
+                t(oid::BIT),
+            ),
             None => Expr::null(t(oid::UNKNOWN)),
         })
     }

@@ -20,6 +20,7 @@ mod json;
 pub mod limits;
 mod math;
 mod misc;
+mod nettypes;
 mod notify;
 mod plprofile;
 mod numeric_ops;
@@ -238,6 +239,7 @@ fn registry() -> &'static Registry {
         acl_fns::register(&mut r);
         sizes::register(&mut r);
         json::register(&mut r);
+        nettypes::register(&mut r);
         srf::register(&mut r);
         signal::register(&mut r);
         cast::register(&mut r);
