@@ -492,7 +492,7 @@ pub fn parse_text(s: &str, ty: SqlType, settings: &Settings, explicit: bool) -> 
         super::tsearch::REGCONFIG => Datum::Oid(super::tsearch::regconfig_in(s)?),
         super::tsearch::REGDICTIONARY => Datum::Oid(super::tsearch::regdictionary_in(s)?),
         oid::VOID => Datum::text(""),
-        oid::INET | oid::CIDR | oid::MACADDR | oid::MACADDR8 | oid::BIT | oid::VARBIT => super::nettypes::parse_text(s, ty)?,
+        oid::INET | oid::CIDR | oid::MACADDR | oid::MACADDR8 | oid::BIT | oid::VARBIT => super::nettypes::parse_text(s, ty, explicit)?,
         oid::XML => return Err(super::xml::no_xml_support()),
         oid::RECORD => return Err(PgError::unsupported("input of anonymous composite types")),
         _ => {

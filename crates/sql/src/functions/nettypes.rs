@@ -36,15 +36,18 @@ pub fn guess_type(d: &Datum) -> Oid {
     }
 }
 
-pub fn parse_text(s: &str, ty: SqlType) -> PgResult<Datum> {
+/// The input functions. A bit string's length is checked as the
+/// coercion to the type modifier does it (PostgreSQL parses a literal
+/// without the modifier, then coerces: `'101'::bit(4)` pads).
+pub fn parse_text(s: &str, ty: SqlType, explicit: bool) -> PgResult<Datum> {
     Ok(match ty.oid {
         oid::INET | oid::CIDR => Datum::Net(NetAddr::Inet(Inet::parse(s, ty.oid == oid::CIDR)?)),
         oid::MACADDR => Datum::Net(NetAddr::MacAddr(net::parse_macaddr(s)?)),
         oid::MACADDR8 => Datum::Net(NetAddr::MacAddr8(net::parse_macaddr8(s)?)),
         _ => {
             let b = BitString::parse(s)?;
-            check_bit_input(&b, ty)?;
-            Datum::Bits(Arc::new(b))
+            check_bit_input(&b, SqlType::new(ty.oid))?;
+            apply_bit_typmod(Arc::new(b), ty, explicit)?
         }
     })
 }
@@ -272,6 +275,58 @@ fn cmp_fn(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
         Ordering::Greater => 1,
     }))
 }
+/// bitcmp returns what memcmp gave (glibc's: the difference of the first
+/// differing bytes), or -1/1 when one string is a prefix of the other.
+fn bitcmp_fn(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
+    let (x, y) = (bits(a, 0)?, bits(a, 1)?);
+    let n = x.bytes.len().min(y.bytes.len());
+    let diff = x.bytes[..n].iter().zip(&y.bytes[..n]).find(|(p, q)| p != q).map(|(p, q)| *p as i32 - *q as i32).unwrap_or(0);
+    Ok(Datum::Int4(match diff {
+        0 => match x.len.cmp(&y.len) {
+            Ordering::Less => -1,
+            Ordering::Equal => 0,
+            Ordering::Greater => 1,
+        },
+        d => d,
+    }))
+}
+
+/// PostgreSQL's bitncmp, with memcmp's (glibc's) magnitudes.
+fn bitncmp_value(l: &[u8], r: &[u8], n: usize) -> i32 {
+    let whole = n / 8;
+    if let Some((p, q)) = l[..whole].iter().zip(&r[..whole]).find(|(p, q)| p != q) {
+        return *p as i32 - *q as i32;
+    }
+    if n % 8 == 0 {
+        return 0;
+    }
+    let (mut lb, mut rb) = (l[whole], r[whole]);
+    for _ in 0..n % 8 {
+        if (lb & 0x80) != (rb & 0x80) {
+            return if lb & 0x80 != 0 { 1 } else { -1 };
+        }
+        lb <<= 1;
+        rb <<= 1;
+    }
+    0
+}
+
+/// network_cmp returns network_cmp_internal's raw differences.
+fn network_cmp_fn(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
+    let (x, y) = (inet(a, 0)?, inet(a, 1)?);
+    let mut order = x.family as i32 - y.family as i32;
+    if order == 0 {
+        order = bitncmp_value(&x.addr, &y.addr, x.bits.min(y.bits) as usize);
+    }
+    if order == 0 {
+        order = x.bits as i32 - y.bits as i32;
+    }
+    if order == 0 {
+        order = bitncmp_value(&x.addr, &y.addr, x.max_bits() as usize);
+    }
+    Ok(Datum::Int4(order))
+}
+
 fn larger(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
     Ok(if cmp(a) == Ordering::Less { a[1].clone() } else { a[0].clone() })
 }
@@ -597,6 +652,7 @@ fn bit_bit_count(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
 }
 
 pub(super) fn register(r: &mut Registry) {
+    plain(r, &["network_cmp"], network_cmp_fn);
     for f in ["network", "macaddr", "macaddr8"] {
         let leak = |s: String| -> &'static str { Box::leak(s.into_boxed_str()) };
         plain(r, &[leak(format!("{f}_eq"))], eq);
@@ -605,7 +661,9 @@ pub(super) fn register(r: &mut Registry) {
         plain(r, &[leak(format!("{f}_le"))], le);
         plain(r, &[leak(format!("{f}_gt"))], gt);
         plain(r, &[leak(format!("{f}_ge"))], ge);
-        plain(r, &[leak(format!("{f}_cmp"))], cmp_fn);
+        if f != "network" {
+            plain(r, &[leak(format!("{f}_cmp"))], cmp_fn);
+        }
     }
     plain(r, &["biteq"], eq);
     plain(r, &["bitne"], ne);
@@ -613,7 +671,7 @@ pub(super) fn register(r: &mut Registry) {
     plain(r, &["bitle"], le);
     plain(r, &["bitgt"], gt);
     plain(r, &["bitge"], ge);
-    plain(r, &["bitcmp"], cmp_fn);
+    plain(r, &["bitcmp"], bitcmp_fn);
     plain(r, &["network_larger"], larger);
     plain(r, &["network_smaller"], smaller);
 
