@@ -76,6 +76,8 @@ pub fn encode_key_datum(out: &mut Vec<u8>, d: &Datum) -> PgResult<()> {
         Datum::Uuid(u) => out.extend_from_slice(u),
         Datum::Char(c) => out.push(*c),
         Datum::Jsonb(j) => encode_jsonb(out, j, true),
+        Datum::Net(n) => n.encode_key(out),
+        Datum::Bits(b) => b.encode_key(out),
         Datum::Array(_) | Datum::Record(_) => {
             return Err(PgError::unsupported("indexing array and record values"));
         }

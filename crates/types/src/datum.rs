@@ -11,7 +11,9 @@ use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 use crate::array::Array;
+use crate::bits::BitString;
 use crate::datetime::Interval;
+use crate::net::NetAddr;
 use crate::numeric::Numeric;
 use crate::oid::Oid;
 
@@ -51,6 +53,10 @@ pub enum Datum {
     Array(Arc<Array>),
     /// An anonymous row value (ROW(...) and whole-row references).
     Record(Arc<Vec<Datum>>),
+    /// inet, cidr, macaddr, macaddr8.
+    Net(NetAddr),
+    /// bit(n) and bit varying(n).
+    Bits(Arc<BitString>),
 }
 
 impl Datum {
@@ -145,6 +151,8 @@ impl Datum {
             (Oid(a), Oid(b)) => a.cmp(b),
             (Char(a), Char(b)) => a.cmp(b),
             (Array(a), Array(b)) => a.cmp(b),
+            (Net(a), Net(b)) => a.cmp(b),
+            (Bits(a), Bits(b)) => a.cmp(b),
             (Record(a), Record(b)) => {
                 for (x, y) in a.iter().zip(b.iter()) {
                     let o = x.cmp_same_type(y);
@@ -196,6 +204,8 @@ impl Datum {
             Uuid(u) => u.hash(state),
             Char(c) => c.hash(state),
             Array(a) => a.hash(state),
+            Net(n) => n.hash(state),
+            Bits(b) => b.hash(state),
             Record(r) => {
                 for d in r.iter() {
                     d.hash_into(state);
@@ -234,6 +244,8 @@ fn variant_rank(d: &Datum) -> u8 {
         Array(_) => 15,
         Record(_) => 16,
         Jsonb(_) => 17,
+        Net(_) => 40,
+        Bits(_) => 41,
     }
 }
 

@@ -6,12 +6,14 @@
 //! catalogs or sessions.
 
 pub mod array;
+pub mod bits;
 pub mod datetime;
 pub mod datum;
 pub mod error;
 pub mod float;
 pub mod json;
 pub mod jsonb;
+pub mod net;
 pub mod numeric;
 pub mod oid;
 

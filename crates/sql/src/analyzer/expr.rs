@@ -203,7 +203,11 @@ impl<'a> Analyzer<'a> {
             }
             Some(a_const::Val::Sval(s)) => unknown_literal(&s.sval),
             Some(a_const::Val::Boolval(b)) => Expr::Const(Datum::Bool(b.boolval), t(oid::BOOL)),
-            Some(a_const::Val::Bsval(_)) => return Err(PgError::unsupported("bit string constants").with_position(pos(c.location))),
+            // B'1010' and X'1F' arrive as "b1010" and "x1F", bit_in's own prefixes.
+            Some(a_const::Val::Bsval(b)) => Expr::Const(
+                Datum::Bits(std::sync::Arc::new(tusk_types::bits::BitString::parse(&b.bsval).map_err(|e| e.with_position(pos(c.location)))?)),
+                t(oid::BIT),
+            ),
             None => Expr::null(t(oid::UNKNOWN)),
         })
     }
@@ -1378,20 +1382,29 @@ impl<'a> Analyzer<'a> {
         let arg_types: Vec<Oid> = args.iter().map(|a| a.ty().oid).collect();
         let cand_list: Vec<coerce::Candidate> = cands.iter().map(|(c, _)| c.clone()).collect();
         let inputs = if f.agg_star { vec![] } else { arg_types.clone() };
+        // No function takes the argument exactly as it is: `typename(x)`
+        // may be a cast (func_get_detail's FUNCDETAIL_COERCION), which is
+        // considered before the best of the inexact candidates is sought
+        // (so `cidr('1.2.3.4/30')` is cidr input, not cidr(inet) of an inet).
+        let plain_call = args.len() == 1
+            && !named
+            && !f.agg_star
+            && !f.agg_distinct
+            && !f.func_variadic
+            && f.agg_order.is_empty()
+            && f.agg_filter.is_none()
+            && f.over.is_none()
+            && schema.as_deref().map_or(true, |s| s == "pg_catalog");
+        if plain_call && !cand_list.iter().any(|c| c.args == inputs) {
+            if let Some(target) = self.function_style_cast_target(&name, &args[0]) {
+                let arg = args.swap_remove(0);
+                let loc = f.args.first().map_or(f.location, expr_location);
+                return self.coerce_to(arg, SqlType::new(target), CoercionContext::Explicit, loc);
+            }
+        }
         let chosen = match coerce::select_candidate(self.b, &inputs, &cand_list) {
             (Some(i), _) => i,
             (None, ambiguous) => {
-                // No function takes the argument as it is: `typename(x)` may
-                // be a cast (func_get_detail's FUNCDETAIL_COERCION).
-                let plain_call = args.len() == 1
-                    && !named
-                    && !f.agg_star
-                    && !f.agg_distinct
-                    && !f.func_variadic
-                    && f.agg_order.is_empty()
-                    && f.agg_filter.is_none()
-                    && f.over.is_none()
-                    && schema.as_deref().map_or(true, |s| s == "pg_catalog");
                 if plain_call {
                     if let Some(target) = self.function_style_cast_target(&name, &args[0]) {
                         let arg = args.swap_remove(0);

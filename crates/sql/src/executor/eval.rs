@@ -418,6 +418,7 @@ fn identity_key(d: &Datum) -> bool {
             | Datum::TimestampTz(_)
             | Datum::Uuid(_)
             | Datum::Char(_)
+            | Datum::Bits(_)
     )
 }
 

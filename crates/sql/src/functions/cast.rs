@@ -69,6 +69,7 @@ pub fn apply_typmod(d: Datum, to: SqlType, explicit: bool) -> PgResult<Datum> {
         (oid::TIME, Datum::Time(v)) => Datum::Time(dt::apply_time_typmod(v, to.typmod)),
         (oid::TIMETZ, Datum::TimeTz(t, z)) => Datum::TimeTz(dt::apply_time_typmod(t, to.typmod), z),
         (oid::INTERVAL, Datum::Interval(i)) => Datum::Interval(dt::apply_interval_typmod(i, to.typmod)?),
+        (oid::BIT | oid::VARBIT, Datum::Bits(b)) => super::nettypes::apply_bit_typmod(b, to, explicit)?,
         (_, Datum::Array(a)) => {
             let elem = SqlType { oid: builtins().element_of(to.oid), typmod: to.typmod };
             let mut out = a.as_ref().clone();
@@ -110,6 +111,8 @@ pub fn cast_datum(d: Datum, from: SqlType, to: SqlType, explicit: bool, settings
     if is_string(t) {
         let s = match (&d, f) {
             (Datum::Bool(b), _) => if *b { "true" } else { "false" }.to_string(),
+            // inet and cidr become text through text(inet), which always shows the mask.
+            (Datum::Net(_), oid::INET | oid::CIDR) => super::nettypes::network_show(&d),
             (Datum::Record(r), _) => {
                 super::limits::check_record(r, settings)?;
                 format_text(&d, f, settings)
@@ -197,6 +200,7 @@ pub fn cast_datum(d: Datum, from: SqlType, to: SqlType, explicit: bool, settings
         (Datum::Json(_) | Datum::Jsonb(_), _) if matches!(f, oid::JSON | oid::JSONB) && super::jsonfuncs::casts_from(t) => {
             super::jsonfuncs::cast_from_json(d, f, t)?
         }
+        _ if super::nettypes::is_cast(f, t) => super::nettypes::cast(&d, f, to, explicit)?,
         _ => {
             return Err(PgError::new(
                 sqlstate::CANNOT_COERCE,

@@ -124,6 +124,7 @@ pub fn write_text(buf: &mut Vec<u8>, d: &Datum, ty: Oid, settings: &Settings) {
             let s = format_array(a, delim, &mut |e| format_text(e, elem, settings));
             buf.extend_from_slice(s.as_bytes());
         }
+        Datum::Net(_) | Datum::Bits(_) => buf.extend_from_slice(super::nettypes::format_text(d, ty).as_bytes()),
         Datum::Record(fields) => {
             // A named composite type knows its fields' types; an anonymous
             // record's are guessed from the values.
@@ -181,6 +182,7 @@ pub fn guess_type(d: &Datum) -> Oid {
         Datum::Char(_) => oid::CHAR,
         Datum::Array(a) => builtins().array_of(a.element_type),
         Datum::Record(_) => oid::RECORD,
+        Datum::Net(_) | Datum::Bits(_) => super::nettypes::guess_type(d),
         _ => oid::TEXT,
     }
 }
@@ -495,6 +497,7 @@ pub fn parse_text(s: &str, ty: SqlType, settings: &Settings, explicit: bool) -> 
         super::tsearch::REGCONFIG => Datum::Oid(super::tsearch::regconfig_in(s)?),
         super::tsearch::REGDICTIONARY => Datum::Oid(super::tsearch::regdictionary_in(s)?),
         oid::VOID => Datum::text(""),
+        oid::INET | oid::CIDR | oid::MACADDR | oid::MACADDR8 | oid::BIT | oid::VARBIT => super::nettypes::parse_text(s, ty, explicit)?,
         oid::XML => return Err(super::xml::no_xml_support()),
         oid::RECORD => return Err(PgError::unsupported("input of anonymous composite types")),
         _ if t >= oid::FIRST_NORMAL_OBJECT_ID && crate::catalog::types::domain(t).is_some() => {
@@ -640,6 +643,7 @@ pub fn format_binary(d: &Datum, ty: Oid) -> Vec<u8> {
             }
             v
         }
+        Datum::Net(_) | Datum::Bits(_) => super::nettypes::format_binary(d, ty),
         Datum::Record(fields) => {
             let mut v = Vec::new();
             v.extend_from_slice(&(fields.len() as i32).to_be_bytes());
@@ -741,6 +745,7 @@ pub fn parse_binary(b: &[u8], ty: SqlType) -> PgResult<Datum> {
         oid::TIMESTAMP => Datum::Timestamp(dt::timestamp_recv(b, ty.typmod)?),
         oid::TIMESTAMPTZ => Datum::TimestampTz(dt::timestamp_recv(b, ty.typmod)?),
         oid::INTERVAL => Datum::Interval(dt::interval_recv(b)?),
+        oid::INET | oid::CIDR | oid::MACADDR | oid::MACADDR8 | oid::BIT | oid::VARBIT => super::nettypes::parse_binary(b, ty)?,
         _ => {
             let elem = builtins().element_of(t);
             if elem == 0 {

@@ -21,6 +21,7 @@ pub mod jsonfuncs;
 pub mod limits;
 mod math;
 mod misc;
+mod nettypes;
 mod notify;
 mod plprofile;
 mod numeric_ops;
@@ -240,6 +241,7 @@ fn registry() -> &'static Registry {
         sizes::register(&mut r);
         json::register(&mut r);
         jsonfuncs::register(&mut r);
+        nettypes::register(&mut r);
         srf::register(&mut r);
         signal::register(&mut r);
         cast::register(&mut r);

@@ -9,7 +9,9 @@
 
 use std::sync::Arc;
 
+use tusk_types::net::NetAddr;
 use tusk_types::oid::{self, Oid};
+use tusk_types::{Datum, SqlType};
 
 use crate::catalog::builtin::Builtins;
 use crate::catalog::{DbCatalog, Relation};
@@ -21,7 +23,53 @@ pub fn same_key_family(a: Oid, b: Oid) -> bool {
     let int = |t| matches!(t, oid::INT2 | oid::INT4 | oid::INT8);
     let float = |t| matches!(t, oid::FLOAT4 | oid::FLOAT8);
     let text = |t| matches!(t, oid::TEXT | oid::VARCHAR | oid::NAME);
-    a == b || (int(a) && int(b)) || (float(a) && float(b)) || (text(a) && text(b))
+    let net = |t| matches!(t, oid::INET | oid::CIDR);
+    let bits = |t| matches!(t, oid::BIT | oid::VARBIT);
+    a == b || (int(a) && int(b)) || (float(a) && float(b)) || (text(a) && text(b)) || (net(a) && net(b)) || (bits(a) && bits(b))
+}
+
+/// network_subset_support: `key << net` and `key <<= net` (or `net >> key`,
+/// `net >>= key`) with a network that does not depend on the row read
+/// the key range from the network's first address (excluded for `<<`) to
+/// its last one. A constant network gives constant bounds (as EXPLAIN
+/// shows them); another (a parameter of a cached plan) is bounded by
+/// `network(net)` and `set_masklen(broadcast(net), -1)`.
+fn network_subset_conds(b: &Builtins, name: &str, l: &Expr, r: &Expr, col_types: &[Oid], conds: &mut Vec<KeyCond>) {
+    let (col, net, strict) = match (name, l, r) {
+        ("<<" | "<<=", Expr::Column(c, _), v) if row_independent(v) => (*c, v, name == "<<"),
+        (">>" | ">>=", v, Expr::Column(c, _)) if row_independent(v) => (*c, v, name == ">>"),
+        _ => return,
+    };
+    if col >= col_types.len() || !matches!(col_types[col], oid::INET | oid::CIDR) || !matches!(net.ty().oid, oid::INET | oid::CIDR) {
+        return;
+    }
+    let inet = SqlType::new(oid::INET);
+    let (first, last) = match net {
+        Expr::Const(Datum::Net(NetAddr::Inet(n)), _) => {
+            let mut last = n.broadcast();
+            last.bits = last.max_bits();
+            (Expr::Const(Datum::Net(NetAddr::Inet(n.network())), inet), Expr::Const(Datum::Net(NetAddr::Inet(last)), inet))
+        }
+        Expr::Const(..) => return,
+        v => {
+            const NETWORK: Oid = 683;
+            const BROADCAST: Oid = 698;
+            const SET_MASKLEN: Oid = 605;
+            let (Some(first), Some(bcast)) = (builtin_call(b, NETWORK, vec![v.clone()]), builtin_call(b, BROADCAST, vec![v.clone()])) else { return };
+            let Some(last) = builtin_call(b, SET_MASKLEN, vec![bcast, Expr::Const(Datum::Int4(-1), SqlType::new(oid::INT4))]) else { return };
+            (first, last)
+        }
+    };
+    conds.push(KeyCond { col, op: if strict { Op::Gt } else { Op::Ge }, value: first });
+    conds.push(KeyCond { col, op: Op::Le, value: last });
+}
+
+/// A call of a built-in function, as the planner adds one.
+fn builtin_call(b: &Builtins, proc_oid: Oid, args: Vec<Expr>) -> Option<Expr> {
+    let p = b.proc(proc_oid)?;
+    let imp = crate::functions::lookup_proc(p)?;
+    let func = crate::expr::FuncRef { oid: p.oid, name: Arc::from(p.name.as_str()), imp, strict: p.strict, volatility: p.volatility };
+    Some(Expr::Func { func, args, ty: SqlType::new(p.rettype) })
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -66,15 +114,19 @@ fn key_conditions(b: &Builtins, quals: &[Expr], col_types: &[Oid]) -> (Vec<KeyCo
         match q {
             Expr::Func { func, args, .. } if args.len() == 2 => {
                 let Some(name) = b.operator_name_of_proc(func.oid) else { continue };
+                let (l, r) = (strip_relabel(&args[0]), strip_relabel(&args[1]));
                 let op = match name {
                     "=" => Op::Eq,
                     "<" => Op::Lt,
                     "<=" => Op::Le,
                     ">" => Op::Gt,
                     ">=" => Op::Ge,
+                    "<<" | "<<=" | ">>" | ">>=" => {
+                        network_subset_conds(b, name, l, r, col_types, &mut conds);
+                        continue;
+                    }
                     _ => continue,
                 };
-                let (l, r) = (strip_relabel(&args[0]), strip_relabel(&args[1]));
                 let flip = |op| match op {
                     Op::Lt => Op::Gt,
                     Op::Le => Op::Ge,
