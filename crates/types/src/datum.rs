@@ -14,6 +14,7 @@ use crate::array::Array;
 use crate::datetime::Interval;
 use crate::numeric::Numeric;
 use crate::oid::Oid;
+use crate::range::{Multirange, Range};
 
 #[derive(Clone, Debug)]
 pub enum Datum {
@@ -49,6 +50,10 @@ pub enum Datum {
     Array(Arc<Array>),
     /// An anonymous row value (ROW(...) and whole-row references).
     Record(Arc<Vec<Datum>>),
+    /// A range value; it names its range type (see `range`).
+    Range(Arc<Range>),
+    /// A multirange value; it names its multirange type.
+    Multirange(Arc<Multirange>),
 }
 
 impl Datum {
@@ -151,6 +156,8 @@ impl Datum {
                 }
                 a.len().cmp(&b.len())
             }
+            (Range(a), Range(b)) => crate::range::range_cmp(a, b),
+            (Multirange(a), Multirange(b)) => crate::range::multirange_cmp(a, b),
             // Mixed numeric representations can meet in set operations and
             // VALUES lists whose branches the analyzer has already unified;
             // widen instead of failing.
@@ -197,6 +204,13 @@ impl Datum {
                     d.hash_into(state);
                 }
             }
+            Range(r) => r.hash_into(state),
+            Multirange(m) => {
+                m.ranges.len().hash(state);
+                for r in &m.ranges {
+                    r.hash_into(state);
+                }
+            }
         }
     }
 }
@@ -229,6 +243,8 @@ fn variant_rank(d: &Datum) -> u8 {
         Char(_) => 14,
         Array(_) => 15,
         Record(_) => 16,
+        Range(_) => 17,
+        Multirange(_) => 18,
     }
 }
 

@@ -12,6 +12,7 @@ pub mod error;
 pub mod float;
 pub mod numeric;
 pub mod oid;
+pub mod range;
 
 pub use datum::{Datum, GroupKey, SqlType};
 pub use error::{sqlstate, PgError, PgResult, Severity};

@@ -191,6 +191,9 @@ pub fn cast_datum(d: Datum, from: SqlType, to: SqlType, explicit: bool, settings
             return Ok(Datum::Array(Arc::new(out)));
         }
         (Datum::Record(_), oid::RECORD) => d,
+        (Datum::Range(r), _) if super::range::range_type(r.type_oid).is_some_and(|rt| rt.multirange == t) => {
+            super::range::range_to_multirange(r)?
+        }
         (Datum::Json(s), oid::JSONB) if f == oid::JSON => Datum::Json(Arc::from(super::json::jsonb_canonical(s)?)),
         (Datum::Json(s), oid::JSON | oid::JSONB) => Datum::Json(s.clone()),
         _ => {

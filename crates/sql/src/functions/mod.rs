@@ -22,6 +22,7 @@ mod math;
 mod misc;
 mod notify;
 mod plprofile;
+pub mod range;
 mod numeric_ops;
 pub mod regexp;
 mod sizes;
@@ -243,6 +244,7 @@ fn registry() -> &'static Registry {
         cast::register(&mut r);
         xml::register(&mut r);
         tsearch::register(&mut r);
+        range::register(&mut r);
         notify::register(&mut r);
         plprofile::register(&mut r);
         agg_support::register(&mut r);
