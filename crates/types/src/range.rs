@@ -189,20 +189,20 @@ fn serialize(rt: &RangeType, mut lower: Bound, mut upper: Bound, empty: bool) ->
     Ok(Range { type_oid: rt.oid, empty: false, lower, upper })
 }
 
-/// The value after `v` of a discrete subtype.
-fn step(canonical: Canonical, v: &Datum) -> PgResult<Datum> {
-    Ok(match (canonical, v) {
+/// The value after `v` of a discrete subtype; None where the canonical
+/// function leaves the bound alone (an infinite date).
+fn step(canonical: Canonical, v: &Datum) -> PgResult<Option<Datum>> {
+    Ok(Some(match (canonical, v) {
         (Canonical::Int4, Datum::Int4(x)) => {
             Datum::Int4(x.checked_add(1).ok_or_else(|| PgError::new(sqlstate::NUMERIC_VALUE_OUT_OF_RANGE, "integer out of range"))?)
         }
         (Canonical::Int8, Datum::Int8(x)) => {
             Datum::Int8(x.checked_add(1).ok_or_else(|| PgError::new(sqlstate::NUMERIC_VALUE_OUT_OF_RANGE, "bigint out of range"))?)
         }
-        // DATE_NOT_FINITE values stay where they are.
-        (Canonical::Date, Datum::Date(x)) if *x == i32::MIN || *x == i32::MAX => Datum::Date(*x),
+        (Canonical::Date, Datum::Date(x)) if *x == i32::MIN || *x == i32::MAX => return Ok(None),
         (Canonical::Date, Datum::Date(x)) => Datum::Date(x + 1),
-        (_, other) => other.clone(),
-    })
+        _ => return Ok(None),
+    }))
 }
 
 /// make_range: builds a range from two bounds, checking their order and
@@ -214,12 +214,16 @@ pub fn make_range(rt: &RangeType, lower: Bound, upper: Bound, empty: bool) -> Pg
     }
     let Range { mut lower, mut upper, .. } = r;
     if !lower.infinite && !lower.inclusive {
-        lower.value = step(rt.canonical, &lower.value)?;
-        lower.inclusive = true;
+        if let Some(v) = step(rt.canonical, &lower.value)? {
+            lower.value = v;
+            lower.inclusive = true;
+        }
     }
     if !upper.infinite && upper.inclusive {
-        upper.value = step(rt.canonical, &upper.value)?;
-        upper.inclusive = false;
+        if let Some(v) = step(rt.canonical, &upper.value)? {
+            upper.value = v;
+            upper.inclusive = false;
+        }
     }
     serialize(rt, lower, upper, false)
 }

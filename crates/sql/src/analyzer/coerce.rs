@@ -410,6 +410,29 @@ pub fn resolve_polymorphic(b: &Builtins, inputs: &[Oid], proc_args: &[Oid], rett
     Ok((proc_args.iter().map(|&t| bind(t)).collect(), bind(rettype)))
 }
 
+/// check_valid_polymorphic_signature: why a function's result (or OUT
+/// parameter) of type `ret` could not be deduced from its inputs, if so.
+pub fn check_valid_polymorphic_signature(b: &Builtins, ret: Oid, inputs: &[Oid]) -> Option<String> {
+    let family1 = |t: Oid| matches!(t, oid::ANYELEMENT | oid::ANYARRAY | oid::ANYNONARRAY | oid::ANYENUM | oid::ANYRANGE | oid::ANYMULTIRANGE);
+    let family2 =
+        |t: Oid| matches!(t, oid::ANYCOMPATIBLE | oid::ANYCOMPATIBLEARRAY | oid::ANYCOMPATIBLENONARRAY | oid::ANYCOMPATIBLERANGE | oid::ANYCOMPATIBLEMULTIRANGE);
+    let name = crate::analyzer::types::format_type_be(b, ret);
+    let (ok, wanted): (bool, &str) = match ret {
+        oid::ANYRANGE | oid::ANYMULTIRANGE => (inputs.iter().any(|&t| matches!(t, oid::ANYRANGE | oid::ANYMULTIRANGE)), "anyrange or anymultirange"),
+        oid::ANYCOMPATIBLERANGE | oid::ANYCOMPATIBLEMULTIRANGE => (
+            inputs.iter().any(|&t| matches!(t, oid::ANYCOMPATIBLERANGE | oid::ANYCOMPATIBLEMULTIRANGE)),
+            "anycompatiblerange or anycompatiblemultirange",
+        ),
+        t if family1(t) => (inputs.iter().any(|&t| family1(t)), "anyelement, anyarray, anynonarray, anyenum, anyrange, or anymultirange"),
+        t if family2(t) => (
+            inputs.iter().any(|&t| family2(t)),
+            "anycompatible, anycompatiblearray, anycompatiblenonarray, anycompatiblerange, or anycompatiblemultirange",
+        ),
+        _ => (true, ""),
+    };
+    (!ok).then(|| format!("A result of type {name} requires at least one input of type {wanted}."))
+}
+
 /// The range type an input of type `s` gives a range-family parameter
 /// `t` (anyrange takes a range, anymultirange a multirange).
 fn range_binding(t: Oid, s: Oid) -> Option<RangeType> {

@@ -123,7 +123,7 @@ fn recv_range(rt: &RangeType, b: &[u8], typmod: i32) -> PgResult<Range> {
     let mut pos = 0;
     let flags = *take(b, &mut pos, 1)?.first().expect("one byte");
     let sub = SqlType { oid: rt.subtype, typmod };
-    let mut bound = |inf: u8, inc: u8, pos: &mut usize| -> PgResult<Bound> {
+    let bound = |inf: u8, inc: u8, pos: &mut usize| -> PgResult<Bound> {
         if flags & (RANGE_EMPTY | inf) != 0 {
             return Ok(Bound::infinite());
         }
@@ -202,7 +202,7 @@ fn constructor2(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
 fn constructor3(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
     let rt = rt_of(c.ret.oid)?;
     if a[2].is_null() {
-        return Err(PgError::new(sqlstate::DATA_EXCEPTION, "range constructor flags argument must not be NULL"));
+        return Err(PgError::new(sqlstate::DATA_EXCEPTION, "range constructor flags argument must not be null"));
     }
     let (li, ui) = rng::parse_flags(a[2].as_str().unwrap_or(""))?;
     let lower = if a[0].is_null() { Bound::infinite() } else { Bound::finite(a[0].clone(), li) };
@@ -220,17 +220,21 @@ fn mr_constructor1(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
     Ok(mr_datum(rng::make_multirange(&rt, vec![r.clone()])?))
 }
 
-/// multirange_constructor2: a multirange of the ranges of a (variadic) array.
+/// multirange_constructor2: a multirange of the ranges of a VARIADIC
+/// array (built-in variadic functions also receive the ranges one by one).
 fn mr_constructor2(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
     let rt = mrt_of(c.ret.oid)?;
-    let Datum::Array(arr) = &a[0] else {
-        return Err(PgError::internal("multirange constructor expects an array"));
+    let members: &[Datum] = match a {
+        [Datum::Array(arr)] => {
+            if arr.dims.len() > 1 {
+                return Err(PgError::new(sqlstate::CARDINALITY_VIOLATION, "multiranges cannot be constructed from multidimensional arrays"));
+            }
+            &arr.elements
+        }
+        _ => a,
     };
-    if arr.dims.len() > 1 {
-        return Err(PgError::new(sqlstate::CARDINALITY_VIOLATION, "multiranges cannot be constructed from multidimensional arrays"));
-    }
-    let mut ranges = Vec::with_capacity(arr.elements.len());
-    for e in &arr.elements {
+    let mut ranges = Vec::with_capacity(members.len());
+    for e in members {
         match e {
             Datum::Range(r) => ranges.push((**r).clone()),
             Datum::Null => {
