@@ -15,7 +15,7 @@ use pg_query::NodeEnum;
 use tusk_types::{oid, sqlstate, Datum, Oid, PgError, PgResult, SqlType};
 
 use crate::catalog::function::Function;
-use crate::catalog::DbCatalog;
+use crate::catalog::{builtins, DbCatalog};
 use crate::procedural::{self, CallArgs, CallOutcome, FunctionSource, ParamSource, ResolvedName, Spi, SpiPlan, VariableConflict};
 use crate::session::SqlSession;
 use crate::spi::SessionSpi;
@@ -196,6 +196,24 @@ pub fn output_columns(f: &Function) -> Option<Vec<(String, SqlType)>> {
     Some(outs.iter().enumerate().map(|(i, p)| (if p.name.is_empty() { format!("column{}", i + 1) } else { p.name.clone() }, SqlType::new(p.type_oid))).collect())
 }
 
+/// Polymorphic OUT parameters take the types this call's arguments give
+/// them (an `anyrange` OUT parameter is the input's range type).
+fn resolve_output_columns(f: &Function, cols: Vec<(String, SqlType)>, arg_types: &[SqlType]) -> Vec<(String, SqlType)> {
+    let declared: Vec<Oid> = f.params.iter().filter(|p| p.is_input()).map(|p| p.type_oid).collect();
+    let actual: Vec<Oid> = arg_types.iter().map(|t| t.oid).collect();
+    cols.into_iter()
+        .map(|(name, ty)| {
+            if !crate::analyzer::coerce::is_polymorphic(ty.oid) || declared.len() != actual.len() {
+                return (name, ty);
+            }
+            match crate::analyzer::coerce::resolve_polymorphic(builtins(), &actual, &declared, ty.oid) {
+                Ok((_, t)) => (name, SqlType::new(t)),
+                Err(_) => (name, ty),
+            }
+        })
+        .collect()
+}
+
 /// Calls a user-defined function from a running query.
 pub fn call_function(s: &SqlSession, catalog: &DbCatalog, func: Oid, args: &[Datum], arg_types: &[SqlType], ret: SqlType) -> PgResult<CallOutcome> {
     let f = catalog.functions.get(&func).ok_or_else(|| PgError::internal(format!("cache lookup failed for function {func}")))?;
@@ -237,7 +255,7 @@ fn check_security_definer(s: &SqlSession, f: &Function) -> PgResult<()> {
 }
 
 fn call_body(spi: &SessionSpi, f: &Function, args: &[Datum], arg_types: &[SqlType], ret: SqlType) -> PgResult<CallOutcome> {
-    let columns = output_columns(f);
+    let columns = output_columns(f).map(|cols| resolve_output_columns(f, cols, arg_types));
     match f.language.as_str() {
         "sql" => call_sql(spi, f, args, arg_types, ret, columns.as_deref()),
         lang => {

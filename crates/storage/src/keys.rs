@@ -81,6 +81,43 @@ pub fn encode_key_datum(out: &mut Vec<u8>, d: &Datum) -> PgResult<()> {
         Datum::Array(_) | Datum::Record(_) => {
             return Err(PgError::unsupported("indexing array and record values"));
         }
+        Datum::Range(r) => encode_key_range(out, r)?,
+        Datum::Multirange(m) => {
+            // Range by range, each behind a marker byte, so that a shorter
+            // multirange sorts first (multirange_cmp).
+            for r in &m.ranges {
+                out.push(1);
+                encode_key_range(out, r)?;
+            }
+            out.push(0);
+        }
+    }
+    Ok(())
+}
+
+/// A range in range_cmp's order: empty first, then by lower bound (an
+/// infinite one first, an inclusive one before an exclusive one at the same
+/// value), then by upper bound (an exclusive one before an inclusive one,
+/// an infinite one last). Ranges are canonical, so equal ranges encode alike.
+fn encode_key_range(out: &mut Vec<u8>, r: &tusk_types::range::Range) -> PgResult<()> {
+    if r.empty {
+        out.push(0);
+        return Ok(());
+    }
+    out.push(1);
+    if r.lower.infinite {
+        out.push(0);
+    } else {
+        out.push(1);
+        encode_key_datum(out, &r.lower.value)?;
+        out.push(if r.lower.inclusive { 0 } else { 1 });
+    }
+    if r.upper.infinite {
+        out.push(2);
+    } else {
+        out.push(1);
+        encode_key_datum(out, &r.upper.value)?;
+        out.push(if r.upper.inclusive { 1 } else { 0 });
     }
     Ok(())
 }

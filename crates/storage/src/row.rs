@@ -11,6 +11,7 @@ use std::sync::Arc;
 use tusk_types::array::Array;
 use tusk_types::datetime::Interval;
 use tusk_types::numeric::Numeric;
+use tusk_types::range::{Bound, Multirange, Range};
 use tusk_types::{Datum, PgError, PgResult};
 
 const T_NULL: u8 = 0;
@@ -42,6 +43,9 @@ const T_JSONB: u8 = 23;
 // types added beside them on other branches do not collide).
 const T_NET: u8 = 40;
 const T_BITS: u8 = 41;
+// Ranges and multiranges (moved off 23/24, which jsonb took).
+const T_RANGE: u8 = 30;
+const T_MULTIRANGE: u8 = 31;
 
 /// Format version byte leading every row, so the encoding can evolve.
 const ROW_FORMAT_V1: u8 = 1;
@@ -227,6 +231,33 @@ fn encode_datum(out: &mut Vec<u8>, d: &Datum) {
                 encode_datum(out, f);
             }
         }
+        Datum::Range(r) => {
+            out.push(T_RANGE);
+            out.extend_from_slice(&r.type_oid.to_le_bytes());
+            encode_range_body(out, r);
+        }
+        Datum::Multirange(m) => {
+            out.push(T_MULTIRANGE);
+            out.extend_from_slice(&m.type_oid.to_le_bytes());
+            encode_varint(out, m.ranges.len() as u64);
+            for r in &m.ranges {
+                out.extend_from_slice(&r.type_oid.to_le_bytes());
+                encode_range_body(out, r);
+            }
+        }
+    }
+}
+
+/// A range as its flag byte and its finite bounds (range_send's layout,
+/// with the bounds in row encoding).
+fn encode_range_body(out: &mut Vec<u8>, r: &Range) {
+    out.push(r.flags());
+    if !r.empty {
+        for b in [&r.lower, &r.upper] {
+            if !b.infinite {
+                encode_datum(out, &b.value);
+            }
+        }
     }
 }
 
@@ -318,6 +349,20 @@ impl<'a> Reader<'a> {
                 }
                 0
             }
+            T_RANGE => {
+                self.take(4)?;
+                self.range_body(0)?;
+                0
+            }
+            T_MULTIRANGE => {
+                self.take(4)?;
+                let n = self.varint()?;
+                for _ in 0..n {
+                    self.take(4)?;
+                    self.range_body(0)?;
+                }
+                0
+            }
             _ => return Err(corrupt("unknown tag")),
         };
         self.take(fixed)?;
@@ -376,8 +421,36 @@ impl<'a> Reader<'a> {
                 }
                 Datum::Record(Arc::new(fields))
             }
+            T_RANGE => {
+                let type_oid = u32::from_le_bytes(self.arr()?);
+                Datum::Range(Arc::new(self.range_body(type_oid)?))
+            }
+            T_MULTIRANGE => {
+                let type_oid = u32::from_le_bytes(self.arr()?);
+                let n = self.varint()? as usize;
+                let mut ranges = Vec::with_capacity(n.min(1 << 12));
+                for _ in 0..n {
+                    let range_oid = u32::from_le_bytes(self.arr()?);
+                    ranges.push(self.range_body(range_oid)?);
+                }
+                Datum::Multirange(Arc::new(Multirange { type_oid, ranges }))
+            }
             _ => return Err(corrupt("unknown tag")),
         })
+    }
+
+    fn range_body(&mut self, type_oid: u32) -> PgResult<Range> {
+        use tusk_types::range::{RANGE_EMPTY, RANGE_LB_INC, RANGE_LB_INF, RANGE_UB_INC, RANGE_UB_INF};
+        let flags = self.u8()?;
+        if flags & RANGE_EMPTY != 0 {
+            return Ok(Range::empty(type_oid));
+        }
+        let mut bound = |inf: u8, inc: u8| -> PgResult<Bound> {
+            Ok(if flags & inf != 0 { Bound::infinite() } else { Bound::finite(self.datum()?, flags & inc != 0) })
+        };
+        let lower = bound(RANGE_LB_INF, RANGE_LB_INC)?;
+        let upper = bound(RANGE_UB_INF, RANGE_UB_INC)?;
+        Ok(Range { type_oid, empty: false, lower, upper })
     }
 }
 

@@ -16,6 +16,7 @@ use crate::datetime::Interval;
 use crate::net::NetAddr;
 use crate::numeric::Numeric;
 use crate::oid::Oid;
+use crate::range::{Multirange, Range};
 
 #[derive(Clone, Debug)]
 pub enum Datum {
@@ -57,6 +58,10 @@ pub enum Datum {
     Net(NetAddr),
     /// bit(n) and bit varying(n).
     Bits(Arc<BitString>),
+    /// A range value; it names its range type (see `range`).
+    Range(Arc<Range>),
+    /// A multirange value; it names its multirange type.
+    Multirange(Arc<Multirange>),
 }
 
 impl Datum {
@@ -162,6 +167,8 @@ impl Datum {
                 }
                 a.len().cmp(&b.len())
             }
+            (Range(a), Range(b)) => crate::range::range_cmp(a, b),
+            (Multirange(a), Multirange(b)) => crate::range::multirange_cmp(a, b),
             // Mixed numeric representations can meet in set operations and
             // VALUES lists whose branches the analyzer has already unified;
             // widen instead of failing.
@@ -211,6 +218,13 @@ impl Datum {
                     d.hash_into(state);
                 }
             }
+            Range(r) => r.hash_into(state),
+            Multirange(m) => {
+                m.ranges.len().hash(state);
+                for r in &m.ranges {
+                    r.hash_into(state);
+                }
+            }
         }
     }
 }
@@ -246,6 +260,8 @@ fn variant_rank(d: &Datum) -> u8 {
         Jsonb(_) => 17,
         Net(_) => 40,
         Bits(_) => 41,
+        Range(_) => 30,
+        Multirange(_) => 31,
     }
 }
 

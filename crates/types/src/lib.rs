@@ -16,6 +16,7 @@ pub mod jsonb;
 pub mod net;
 pub mod numeric;
 pub mod oid;
+pub mod range;
 
 pub use datum::{Datum, GroupKey, SqlType};
 pub use error::{sqlstate, PgError, PgResult, Severity};

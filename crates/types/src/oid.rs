@@ -72,6 +72,8 @@ pub const ANYCOMPATIBLE: Oid = 5077;
 pub const ANYCOMPATIBLEARRAY: Oid = 5078;
 pub const ANYCOMPATIBLENONARRAY: Oid = 5079;
 pub const ANYCOMPATIBLERANGE: Oid = 5080;
+pub const ANYMULTIRANGE: Oid = 4537;
+pub const ANYCOMPATIBLEMULTIRANGE: Oid = 4538;
 
 // Array types.
 pub const BOOL_ARRAY: Oid = 1000;

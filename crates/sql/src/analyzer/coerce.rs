@@ -7,6 +7,7 @@ use tusk_types::oid::{self, Oid};
 use tusk_types::{sqlstate, PgError, PgResult, SqlType};
 
 use crate::catalog::builtin::{Builtins, ProcInfo};
+use tusk_types::range::RangeType;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum CoercionContext {
@@ -41,6 +42,8 @@ pub fn is_polymorphic(t: Oid) -> bool {
             | oid::ANYCOMPATIBLEARRAY
             | oid::ANYCOMPATIBLENONARRAY
             | oid::ANYCOMPATIBLERANGE
+            | oid::ANYMULTIRANGE
+            | oid::ANYCOMPATIBLEMULTIRANGE
     )
 }
 
@@ -105,7 +108,9 @@ pub fn can_coerce(b: &Builtins, source: Oid, target: Oid, ctx: CoercionContext) 
         return match target {
             oid::ANYARRAY | oid::ANYCOMPATIBLEARRAY => b.element_of(source) != 0,
             oid::ANYNONARRAY | oid::ANYCOMPATIBLENONARRAY => b.element_of(source) == 0,
-            oid::ANYENUM | oid::ANYRANGE | oid::ANYCOMPATIBLERANGE => false,
+            oid::ANYENUM => false,
+            oid::ANYRANGE | oid::ANYCOMPATIBLERANGE => crate::functions::range::range_type(source).is_some(),
+            oid::ANYMULTIRANGE | oid::ANYCOMPATIBLEMULTIRANGE => crate::functions::range::range_type_of_multirange(source).is_some(),
             _ => true,
         };
     }
@@ -253,6 +258,7 @@ pub fn select_candidate(b: &Builtins, inputs: &[Oid], candidates: &[Candidate]) 
 fn polymorphic_consistent(b: &Builtins, inputs: &[Oid], args: &[Oid]) -> bool {
     let mut elem: Option<Oid> = None;
     let mut compat: Vec<Oid> = Vec::new();
+    let mut compat_range: Option<Oid> = None;
     for (&s, &t) in inputs.iter().zip(args) {
         if s == oid::UNKNOWN {
             continue;
@@ -260,6 +266,18 @@ fn polymorphic_consistent(b: &Builtins, inputs: &[Oid], args: &[Oid]) -> bool {
         let e = match t {
             oid::ANYELEMENT | oid::ANYNONARRAY | oid::ANYENUM => s,
             oid::ANYARRAY => b.element_of(s),
+            oid::ANYRANGE | oid::ANYMULTIRANGE => match range_binding(t, s) {
+                Some(rt) => rt.subtype,
+                None => return false,
+            },
+            oid::ANYCOMPATIBLERANGE | oid::ANYCOMPATIBLEMULTIRANGE => {
+                match (range_binding(t, s), compat_range) {
+                    (None, _) => return false,
+                    (Some(rt), Some(x)) if x != rt.subtype => return false,
+                    (Some(rt), _) => compat_range = Some(rt.subtype),
+                }
+                continue;
+            }
             oid::ANYCOMPATIBLE | oid::ANYCOMPATIBLENONARRAY => {
                 compat.push(s);
                 continue;
@@ -279,6 +297,10 @@ fn polymorphic_consistent(b: &Builtins, inputs: &[Oid], args: &[Oid]) -> bool {
             _ => {}
         }
     }
+    // A compatible range fixes the common type: its subtype.
+    if let Some(sub) = compat_range {
+        return compat.iter().all(|&c| can_coerce(b, c, sub, CoercionContext::Implicit));
+    }
     compat.len() < 2 || common_type(b, &compat, "anycompatible").is_ok()
 }
 
@@ -288,9 +310,44 @@ fn polymorphic_consistent(b: &Builtins, inputs: &[Oid], args: &[Oid]) -> bool {
 pub fn resolve_polymorphic(b: &Builtins, inputs: &[Oid], proc_args: &[Oid], rettype: Oid) -> PgResult<(Vec<Oid>, Oid)> {
     let mut elem: Option<Oid> = None;
     let mut compat: Vec<Oid> = Vec::new();
+    // The range type anyrange / anymultirange bind to (and the one of the
+    // anycompatible family), which also fixes the element type.
+    let mut range: Option<RangeType> = None;
+    let mut compat_range: Option<RangeType> = None;
     for (&s, &t) in inputs.iter().zip(proc_args) {
         if s == oid::UNKNOWN {
             continue;
+        }
+        match t {
+            oid::ANYRANGE | oid::ANYMULTIRANGE => {
+                let rt = range_binding(t, s).ok_or_else(|| not_a_range_arg(b, t, s))?;
+                if let Some(e) = elem {
+                    if e != rt.subtype {
+                        return Err(arg_mismatch(b, "anyrange", e, rt.subtype));
+                    }
+                }
+                if let Some(r) = range {
+                    if r.oid != rt.oid {
+                        let what = if t == oid::ANYRANGE { "anyrange" } else { "anymultirange" };
+                        return Err(arg_mismatch(b, what, r.oid, rt.oid));
+                    }
+                }
+                elem = Some(rt.subtype);
+                range = Some(rt);
+                continue;
+            }
+            oid::ANYCOMPATIBLERANGE | oid::ANYCOMPATIBLEMULTIRANGE => {
+                let rt = range_binding(t, s).ok_or_else(|| not_a_range_arg(b, t, s))?;
+                if let Some(r) = compat_range {
+                    if r.oid != rt.oid {
+                        let what = if t == oid::ANYCOMPATIBLERANGE { "anycompatiblerange" } else { "anycompatiblemultirange" };
+                        return Err(arg_mismatch(b, what, r.oid, rt.oid));
+                    }
+                }
+                compat_range = Some(rt);
+                continue;
+            }
+            _ => {}
         }
         match t {
             oid::ANYELEMENT | oid::ANYNONARRAY | oid::ANYENUM => {
@@ -315,19 +372,100 @@ pub fn resolve_polymorphic(b: &Builtins, inputs: &[Oid], proc_args: &[Oid], rett
             _ => {}
         }
     }
-    let compat_type = if compat.is_empty() { None } else { Some(common_type(b, &compat, "anycompatible")?) };
+    // A compatible range fixes the anycompatible type: its subtype, which
+    // every other anycompatible input must be able to become.
+    let compat_type = match compat_range {
+        Some(rt) => {
+            for &c in &compat {
+                if !can_coerce(b, c, rt.subtype, CoercionContext::Implicit) {
+                    return Err(PgError::new(
+                        sqlstate::DATATYPE_MISMATCH,
+                        format!(
+                            "anycompatiblerange type {} does not match anycompatible type {}",
+                            crate::analyzer::types::format_type_be(b, rt.oid),
+                            crate::analyzer::types::format_type_be(b, c)
+                        ),
+                    ));
+                }
+            }
+            Some(rt.subtype)
+        }
+        None if compat.is_empty() => None,
+        None => Some(common_type(b, &compat, "anycompatible")?),
+    };
+    let needs = |ts: &[Oid]| proc_args.iter().chain(std::iter::once(&rettype)).any(|t| ts.contains(t));
+    if range.is_none() && needs(&[oid::ANYRANGE, oid::ANYMULTIRANGE]) {
+        // Only an anyrange/anymultirange input can tell which range type
+        // (enforce_generic_type_consistency); an element type alone cannot.
+        if let Some(e) = elem {
+            if rettype == oid::ANYRANGE || rettype == oid::ANYMULTIRANGE {
+                return Err(PgError::new(
+                    sqlstate::UNDEFINED_OBJECT,
+                    format!("could not find range type for data type {}", crate::analyzer::types::format_type_be(b, e)),
+                ));
+            }
+        }
+    }
     // Unknown inputs to anyelement default to text, as PostgreSQL does.
     let elem = elem.unwrap_or(oid::TEXT);
     let bind = |t: Oid| -> Oid {
         match t {
             oid::ANYELEMENT | oid::ANYNONARRAY | oid::ANYENUM => elem,
             oid::ANYARRAY => b.array_of(elem),
+            oid::ANYRANGE => range.map(|r| r.oid).unwrap_or(t),
+            oid::ANYMULTIRANGE => range.map(|r| r.multirange).unwrap_or(t),
+            oid::ANYCOMPATIBLERANGE => compat_range.map(|r| r.oid).unwrap_or(t),
+            oid::ANYCOMPATIBLEMULTIRANGE => compat_range.map(|r| r.multirange).unwrap_or(t),
             oid::ANYCOMPATIBLE | oid::ANYCOMPATIBLENONARRAY => compat_type.unwrap_or(oid::TEXT),
             oid::ANYCOMPATIBLEARRAY => b.array_of(compat_type.unwrap_or(oid::TEXT)),
             other => other,
         }
     };
     Ok((proc_args.iter().map(|&t| bind(t)).collect(), bind(rettype)))
+}
+
+/// check_valid_polymorphic_signature: why a function's result (or OUT
+/// parameter) of type `ret` could not be deduced from its inputs, if so.
+pub fn check_valid_polymorphic_signature(b: &Builtins, ret: Oid, inputs: &[Oid]) -> Option<String> {
+    let family1 = |t: Oid| matches!(t, oid::ANYELEMENT | oid::ANYARRAY | oid::ANYNONARRAY | oid::ANYENUM | oid::ANYRANGE | oid::ANYMULTIRANGE);
+    let family2 =
+        |t: Oid| matches!(t, oid::ANYCOMPATIBLE | oid::ANYCOMPATIBLEARRAY | oid::ANYCOMPATIBLENONARRAY | oid::ANYCOMPATIBLERANGE | oid::ANYCOMPATIBLEMULTIRANGE);
+    let name = crate::analyzer::types::format_type_be(b, ret);
+    let (ok, wanted): (bool, &str) = match ret {
+        oid::ANYRANGE | oid::ANYMULTIRANGE => (inputs.iter().any(|&t| matches!(t, oid::ANYRANGE | oid::ANYMULTIRANGE)), "anyrange or anymultirange"),
+        oid::ANYCOMPATIBLERANGE | oid::ANYCOMPATIBLEMULTIRANGE => (
+            inputs.iter().any(|&t| matches!(t, oid::ANYCOMPATIBLERANGE | oid::ANYCOMPATIBLEMULTIRANGE)),
+            "anycompatiblerange or anycompatiblemultirange",
+        ),
+        t if family1(t) => (inputs.iter().any(|&t| family1(t)), "anyelement, anyarray, anynonarray, anyenum, anyrange, or anymultirange"),
+        t if family2(t) => (
+            inputs.iter().any(|&t| family2(t)),
+            "anycompatible, anycompatiblearray, anycompatiblenonarray, anycompatiblerange, or anycompatiblemultirange",
+        ),
+        _ => (true, ""),
+    };
+    (!ok).then(|| format!("A result of type {name} requires at least one input of type {wanted}."))
+}
+
+/// The range type an input of type `s` gives a range-family parameter
+/// `t` (anyrange takes a range, anymultirange a multirange).
+fn range_binding(t: Oid, s: Oid) -> Option<RangeType> {
+    match t {
+        oid::ANYRANGE | oid::ANYCOMPATIBLERANGE => crate::functions::range::range_type(s),
+        _ => crate::functions::range::range_type_of_multirange(s),
+    }
+}
+
+fn not_a_range_arg(b: &Builtins, t: Oid, s: Oid) -> PgError {
+    PgError::new(
+        sqlstate::DATATYPE_MISMATCH,
+        format!(
+            "argument declared {} is not a {} type but type {}",
+            crate::analyzer::types::format_type_be(b, t),
+            if matches!(t, oid::ANYRANGE | oid::ANYCOMPATIBLERANGE) { "range" } else { "multirange" },
+            crate::analyzer::types::format_type_be(b, s)
+        ),
+    )
 }
 
 fn arg_mismatch(b: &Builtins, what: &str, a: Oid, c: Oid) -> PgError {

@@ -349,11 +349,14 @@ pub fn create_function(s: &mut SqlSession, stmt: &pb::CreateFunctionStmt, sql: &
             (None, None) => return Err(invalid_definition("function result type must be specified")),
         }
     };
-    if !procedure && is_polymorphic(ret_type) && !params.iter().any(|p| p.is_input() && is_polymorphic(p.type_oid)) {
-        let t = format_type(builtins(), ret_type, -1);
-        return Err(invalid_definition("cannot determine result data type").with_detail(format!(
-            "A result of type {t} requires at least one input of type anyelement, anyarray, anynonarray, anyenum, anyrange, or anymultirange."
-        )));
+    // ProcedureCreate: the result and every OUT parameter must be
+    // deducible from the inputs.
+    let input_types: Vec<Oid> = params.iter().filter(|p| p.is_input()).map(|p| p.type_oid).collect();
+    let results = std::iter::once(ret_type).filter(|_| !procedure).chain(params.iter().filter(|p| p.is_output()).map(|p| p.type_oid));
+    for r in results {
+        if let Some(detail) = crate::analyzer::coerce::check_valid_polymorphic_signature(builtins(), r, &input_types) {
+            return Err(invalid_definition("cannot determine result data type").with_detail(detail));
+        }
     }
     // The body and language.
     let mut sql_body_return = false;

@@ -48,6 +48,10 @@ pub enum AggregateKind {
     JsonAgg { jsonb: bool, arg: Oid },
     /// json_object_agg / jsonb_object_agg over (key, value) pairs.
     JsonObjectAgg { jsonb: bool, key: Oid, value: Oid },
+    /// range_agg over ranges or multiranges → multirange
+    RangeAgg,
+    /// range_intersect_agg over ranges or multiranges
+    RangeIntersectAgg,
     /// A user-defined aggregate (CREATE AGGREGATE): its transition and
     /// final functions are called through fmgr (see `executor::user_agg`).
     User,
@@ -84,6 +88,8 @@ pub fn lookup(name: &str, args: &[Oid], _ret: Oid) -> Option<AggregateKind> {
         ("string_agg", 2) if a0 == oid::BYTEA => ByteaAgg,
         ("string_agg", 2) => StringAgg,
         ("array_agg", 1) => ArrayAgg,
+        ("range_agg", 1) => RangeAgg,
+        ("range_intersect_agg", 1) => RangeIntersectAgg,
         ("xmlagg", 1) => XmlAgg,
         ("json_agg", 1) | ("jsonb_agg", 1) => JsonAgg { jsonb: name == "jsonb_agg", arg: a0 },
         ("json_object_agg", 2) | ("jsonb_object_agg", 2) => JsonObjectAgg { jsonb: name == "jsonb_object_agg", key: a0, value: args[1] },
@@ -138,7 +144,8 @@ impl AggregateKind {
             BoolAnd | BoolOr => AggState::Bool(None),
             StringAgg => AggState::Text(None),
             ByteaAgg => AggState::Bytes(None),
-            ArrayAgg | JsonAgg { .. } | JsonObjectAgg { .. } => AggState::Array(Vec::new(), false),
+            ArrayAgg | JsonAgg { .. } | JsonObjectAgg { .. } | RangeAgg => AggState::Array(Vec::new(), false),
+            RangeIntersectAgg => AggState::Extreme(None),
             VarianceFloat { .. } => AggState::FloatVar { n: 0.0, sum: 0.0, sxx: 0.0 },
             VarianceNumeric { .. } => AggState::NumVar { n: 0, sum: None, sumsq: None },
             BitAnd | BitOr => AggState::Bits(None),
@@ -150,7 +157,12 @@ impl AggregateKind {
     pub fn skips_nulls(self) -> bool {
         !matches!(
             self,
-            AggregateKind::CountStar | AggregateKind::ArrayAgg | AggregateKind::User | AggregateKind::JsonAgg { .. } | AggregateKind::JsonObjectAgg { .. }
+            AggregateKind::CountStar
+                | AggregateKind::ArrayAgg
+                | AggregateKind::RangeAgg
+                | AggregateKind::User
+                | AggregateKind::JsonAgg { .. }
+                | AggregateKind::JsonObjectAgg { .. }
         )
     }
 
@@ -257,6 +269,20 @@ impl AggregateKind {
                 *started = true;
                 vals.push(Datum::Record(Arc::new(vec![v, args.get(1).cloned().unwrap_or(Datum::Null)])));
             }
+            // range_agg_transfn is not strict: a NULL starts the state
+            // (so the result is an empty multirange) but adds nothing.
+            (RangeAgg, AggState::Array(vals, started)) => {
+                *started = true;
+                if !v.is_null() {
+                    vals.push(v);
+                }
+            }
+            (RangeIntersectAgg, AggState::Extreme(cur)) => {
+                *cur = Some(match cur.take() {
+                    None => v,
+                    Some(c) => super::range::intersect_step(&c, &v)?,
+                });
+            }
             (VarianceFloat { .. }, AggState::FloatVar { n, sum, sxx }) => {
                 let x = v.as_f64().unwrap_or(0.0);
                 *n += 1.0;
@@ -345,7 +371,18 @@ impl AggregateKind {
                 Some(s) => Datum::Interval(tusk_types::datetime::interval_div(s, *count as f64)?),
                 None => Datum::Null,
             },
-            (Min | Max | XmlAgg, AggState::Extreme(v)) => v.clone().unwrap_or(Datum::Null),
+            (Min | Max | XmlAgg | RangeIntersectAgg, AggState::Extreme(v)) => v.clone().unwrap_or(Datum::Null),
+            (RangeAgg, AggState::Array(vals, started)) => {
+                if !*started {
+                    Datum::Null
+                } else {
+                    let mut ranges = Vec::with_capacity(vals.len());
+                    for v in vals {
+                        super::range::agg_collect(&mut ranges, v);
+                    }
+                    super::range::agg_finish(&ranges, ret)?
+                }
+            }
             (BoolAnd | BoolOr, AggState::Bool(v)) => v.map(Datum::Bool).unwrap_or(Datum::Null),
             (StringAgg, AggState::Text(v)) => v.as_ref().map(|s| Datum::text(s)).unwrap_or(Datum::Null),
             (ByteaAgg, AggState::Bytes(v)) => v.as_ref().map(|b| Datum::bytea(b.clone())).unwrap_or(Datum::Null),

@@ -201,6 +201,9 @@ pub fn cast_datum(d: Datum, from: SqlType, to: SqlType, explicit: bool, settings
             super::jsonfuncs::cast_from_json(d, f, t)?
         }
         _ if super::nettypes::is_cast(f, t) => super::nettypes::cast(&d, f, to, explicit)?,
+        (Datum::Range(r), _) if super::range::range_type(r.type_oid).is_some_and(|rt| rt.multirange == t) => {
+            super::range::range_to_multirange(r)?
+        }
         _ => {
             return Err(PgError::new(
                 sqlstate::CANNOT_COERCE,

@@ -157,6 +157,8 @@ pub fn write_text(buf: &mut Vec<u8>, d: &Datum, ty: Oid, settings: &Settings) {
             }
             buf.push(b')');
         }
+        Datum::Range(r) => buf.extend_from_slice(super::range::format_range(r, settings).as_bytes()),
+        Datum::Multirange(m) => buf.extend_from_slice(super::range::format_multirange(m, settings).as_bytes()),
     }
 }
 
@@ -183,6 +185,8 @@ pub fn guess_type(d: &Datum) -> Oid {
         Datum::Array(a) => builtins().array_of(a.element_type),
         Datum::Record(_) => oid::RECORD,
         Datum::Net(_) | Datum::Bits(_) => super::nettypes::guess_type(d),
+        Datum::Range(r) => r.type_oid,
+        Datum::Multirange(m) => m.type_oid,
         _ => oid::TEXT,
     }
 }
@@ -508,6 +512,9 @@ pub fn parse_text(s: &str, ty: SqlType, settings: &Settings, explicit: bool) -> 
             return parse_record(s, &fields, settings);
         }
         _ => {
+            if let Some(d) = super::range::parse_text(s, ty, settings, explicit)? {
+                return Ok(d);
+            }
             let elem = builtins().element_of(t);
             if elem != 0 {
                 let delim = builtins().type_info(elem).map(|i| i.delim).unwrap_or(',');
@@ -660,6 +667,8 @@ pub fn format_binary(d: &Datum, ty: Oid) -> Vec<u8> {
             }
             v
         }
+        Datum::Range(r) => super::range::send_range(r),
+        Datum::Multirange(m) => super::range::send_multirange(m),
     }
 }
 
@@ -747,6 +756,9 @@ pub fn parse_binary(b: &[u8], ty: SqlType) -> PgResult<Datum> {
         oid::INTERVAL => Datum::Interval(dt::interval_recv(b)?),
         oid::INET | oid::CIDR | oid::MACADDR | oid::MACADDR8 | oid::BIT | oid::VARBIT => super::nettypes::parse_binary(b, ty)?,
         _ => {
+            if let Some(d) = super::range::parse_binary(b, ty)? {
+                return Ok(d);
+            }
             let elem = builtins().element_of(t);
             if elem == 0 {
                 return Err(PgError::unsupported(format!("binary input of type {}", type_display(t))));

@@ -24,6 +24,7 @@ mod misc;
 mod nettypes;
 mod notify;
 mod plprofile;
+pub mod range;
 mod numeric_ops;
 pub mod regexp;
 mod sizes;
@@ -247,6 +248,7 @@ fn registry() -> &'static Registry {
         cast::register(&mut r);
         xml::register(&mut r);
         tsearch::register(&mut r);
+        range::register(&mut r);
         notify::register(&mut r);
         plprofile::register(&mut r);
         agg_support::register(&mut r);
