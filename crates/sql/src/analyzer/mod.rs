@@ -12,6 +12,8 @@ mod dml;
 mod expr;
 mod recursion;
 mod select;
+mod subscript;
+mod unnest;
 pub mod regtypes;
 mod updatable;
 mod window;

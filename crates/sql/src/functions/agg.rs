@@ -38,6 +38,9 @@ pub enum AggregateKind {
     XmlAgg,
     ByteaAgg,
     ArrayAgg,
+    /// array_agg(anyarray): the input arrays become the items of a
+    /// result one dimension larger (array_agg_array_transfn).
+    ArrayAggArray,
     /// var_samp, var_pop, stddev_samp, stddev_pop over float8/float4
     VarianceFloat { population: bool, sqrt: bool },
     /// The same over integers and numeric, computed exactly.
@@ -79,6 +82,7 @@ pub fn lookup(name: &str, args: &[Oid], _ret: Oid) -> Option<AggregateKind> {
         ("bool_or", 1) => BoolOr,
         ("string_agg", 2) if a0 == oid::BYTEA => ByteaAgg,
         ("string_agg", 2) => StringAgg,
+        ("array_agg", 1) if crate::catalog::builtins().element_of(a0) != 0 => ArrayAggArray,
         ("array_agg", 1) => ArrayAgg,
         ("xmlagg", 1) => XmlAgg,
         ("bit_and", 1) if int => BitAnd,
@@ -132,7 +136,7 @@ impl AggregateKind {
             BoolAnd | BoolOr => AggState::Bool(None),
             StringAgg => AggState::Text(None),
             ByteaAgg => AggState::Bytes(None),
-            ArrayAgg => AggState::Array(Vec::new(), false),
+            ArrayAgg | ArrayAggArray => AggState::Array(Vec::new(), false),
             VarianceFloat { .. } => AggState::FloatVar { n: 0.0, sum: 0.0, sxx: 0.0 },
             VarianceNumeric { .. } => AggState::NumVar { n: 0, sum: None, sumsq: None },
             BitAnd | BitOr => AggState::Bits(None),
@@ -142,7 +146,7 @@ impl AggregateKind {
 
     /// Whether rows with a NULL (first) argument are skipped, as for a strict transition function.
     pub fn skips_nulls(self) -> bool {
-        !matches!(self, AggregateKind::CountStar | AggregateKind::ArrayAgg | AggregateKind::User)
+        !matches!(self, AggregateKind::CountStar | AggregateKind::ArrayAgg | AggregateKind::ArrayAggArray | AggregateKind::User)
     }
 
     /// Feeds one row's argument values.
@@ -236,6 +240,10 @@ impl AggregateKind {
                 *started = true;
                 vals.push(v);
             }
+            (ArrayAggArray, AggState::Array(vals, started)) => {
+                super::array_fns::accumulate_array(vals, &v)?;
+                *started = true;
+            }
             (VarianceFloat { .. }, AggState::FloatVar { n, sum, sxx }) => {
                 let x = v.as_f64().unwrap_or(0.0);
                 *n += 1.0;
@@ -317,6 +325,13 @@ impl AggregateKind {
                 } else {
                     super::limits::check_array(vals)?;
                     Datum::Array(Arc::new(Array::from_vec(element, vals.clone())))
+                }
+            }
+            (ArrayAggArray, AggState::Array(vals, started)) => {
+                if !*started {
+                    Datum::Null
+                } else {
+                    super::array_fns::finish_arrays(vals, crate::catalog::builtins().element_of(ret))?
                 }
             }
             (VarianceFloat { population, sqrt }, AggState::FloatVar { n, sxx, .. }) => {

@@ -492,6 +492,7 @@ pub fn parse_text(s: &str, ty: SqlType, settings: &Settings, explicit: bool) -> 
         oid::VOID => Datum::text(""),
         oid::XML => return Err(super::xml::no_xml_support()),
         oid::RECORD => return Err(PgError::unsupported("input of anonymous composite types")),
+        oid::INT2VECTOR | oid::OIDVECTOR => return super::array_fns::vector_in(s, t, settings),
         _ => {
             let elem = builtins().element_of(t);
             if elem != 0 {
