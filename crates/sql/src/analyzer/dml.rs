@@ -523,8 +523,7 @@ impl<'a> Analyzer<'a> {
                 return Err(PgError::new(
                     sqlstate::DUPLICATE_COLUMN,
                     format!("multiple assignments to same column \"{}\"", rt.name),
-                )
-                .with_position(pos(rt.location)));
+                ));
             }
             let val = rt.val.as_deref().ok_or_else(|| PgError::internal("SET without value"))?;
             let e = match &val.node {

@@ -1683,11 +1683,13 @@ impl<'a> Analyzer<'a> {
             }
         };
         let mut out = Vec::with_capacity(elems.len());
-        for e in elems {
+        for (i, e) in elems.into_iter().enumerate() {
             let et = e.ty().oid;
             let sub_array = et == array_ty.oid || (self.b.element_of(et) != 0 && self.b.array_of(et) == 0);
             let target_e = if sub_array { array_ty } else { elem_ty };
-            out.push(self.coerce_to(e, target_e, CoercionContext::Explicit, a.location)?);
+            // A conversion error points at the element.
+            let loc = a.elements.get(i).map(expr_location).filter(|&l| l >= 0).unwrap_or(a.location);
+            out.push(self.coerce_to(e, target_e, CoercionContext::Explicit, loc)?);
         }
         Ok(Expr::Array { elem: elem_ty, elements: out, ty: array_ty })
     }

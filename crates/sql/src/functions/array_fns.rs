@@ -480,15 +480,18 @@ pub(super) fn accumulate_array(vals: &mut Vec<Datum>, v: &Datum) -> PgResult<()>
     let Datum::Array(a) = v else {
         return Err(PgError::new(sqlstate::NULL_VALUE_NOT_ALLOWED, "cannot accumulate null arrays"));
     };
-    if a.dims.is_empty() {
-        return Err(PgError::new(sqlstate::ARRAY_SUBSCRIPT_ERROR, "cannot accumulate empty arrays"));
-    }
-    if a.dims.len() + 1 > MAX_DIMS {
-        return Err(tusk_types::array::too_many_dims(a.dims.len() + 1));
-    }
+    // Later inputs must be shaped as the first; only the first is
+    // checked for being empty.
     if let Some(Datum::Array(first)) = vals.first() {
         if first.dims != a.dims {
             return Err(PgError::new(sqlstate::ARRAY_SUBSCRIPT_ERROR, "cannot accumulate arrays of different dimensionality"));
+        }
+    } else {
+        if a.dims.is_empty() {
+            return Err(PgError::new(sqlstate::ARRAY_SUBSCRIPT_ERROR, "cannot accumulate empty arrays"));
+        }
+        if a.dims.len() + 1 > MAX_DIMS {
+            return Err(tusk_types::array::too_many_dims(a.dims.len() + 1));
         }
     }
     if vals.len() >= super::limits::MAX_ARRAY_SIZE {
