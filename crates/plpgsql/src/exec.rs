@@ -482,44 +482,20 @@ impl<'a> Exec<'a> {
         let mut idx = Vec::new();
         for e in subs {
             match self.eval_int(e)? {
-                Some(i) => idx.push(i as i32),
+                Some(i) => idx.push(i as i32 as i64),
                 None => return Err(PgError::new(sqlstate::NULL_VALUE_NOT_ALLOWED, "array subscript in assignment must not be null")),
             }
         }
-        if idx.len() != 1 {
-            return Err(PgError::unsupported("assignment to an element of a multidimensional array"));
-        }
-        let i = idx[0];
         let arr_ty = self.types[slot];
         let elem = oid::array_element(arr_ty.oid).unwrap_or(ty.oid);
         let v = self.coerce(v, ty, SqlType::new(elem))?;
-        let mut arr = match &self.vals[slot] {
-            Datum::Array(a) => a.as_ref().clone(),
-            Datum::Null => Array::empty(elem),
+        let current = match &self.vals[slot] {
+            Datum::Array(a) => a.clone(),
+            Datum::Null => Arc::new(Array::empty(elem)),
             _ => return Err(PgError::new(sqlstate::DATATYPE_MISMATCH, format!("cannot subscript type {} because it does not support subscripting", self.spi.type_name(arr_ty)))),
         };
-        if arr.dims.len() > 1 {
-            return Err(PgError::unsupported("assignment to an element of a multidimensional array"));
-        }
-        if arr.dims.is_empty() {
-            arr.dims = vec![(1, i)];
-            arr.elements = vec![v];
-        } else {
-            let (len, lb) = arr.dims[0];
-            if i < lb {
-                let add = (lb - i) as usize;
-                let mut el = vec![Datum::Null; add];
-                el.extend(arr.elements.drain(..));
-                arr.elements = el;
-                arr.dims[0] = (len + add as i32, i);
-            } else if i >= lb + len {
-                let add = (i - (lb + len) + 1) as usize;
-                arr.elements.extend(std::iter::repeat(Datum::Null).take(add));
-                arr.dims[0] = (len + add as i32, lb);
-            }
-            let pos = (i - arr.dims[0].1) as usize;
-            arr.elements[pos] = v;
-        }
+        // array_set_element: extends one-dimensional arrays, checks bounds.
+        let arr = current.with_element(&idx, v)?;
         self.vals[slot] = Datum::Array(Arc::new(arr));
         Ok(())
     }

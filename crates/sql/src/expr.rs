@@ -308,6 +308,10 @@ pub enum Expr {
     Array { elem: SqlType, elements: Vec<Expr>, ty: SqlType },
     /// `arr[i]` / `arr[i:j]` subscripting.
     Subscript { arg: Box<Expr>, indexes: Vec<(Option<Expr>, Option<Expr>)>, slice: bool, ty: SqlType },
+    /// `arr[i] := value` / `arr[i:j] := value` (a SubscriptingRef with an
+    /// assignment): the array `arg` with that element or slice replaced,
+    /// as UPDATE SET and INSERT into subscripted columns compute it.
+    SubscriptAssign { arg: Box<Expr>, indexes: Vec<(Option<Expr>, Option<Expr>)>, slice: bool, value: Box<Expr>, ty: SqlType },
     /// A field of a composite value: `(row).field`, by position.
     FieldSelect { arg: Box<Expr>, field: usize, ty: SqlType },
     /// A value of a domain's base type becoming a value of the domain: its
@@ -363,6 +367,7 @@ impl Expr {
             | Expr::Row { ty, .. }
             | Expr::Array { ty, .. }
             | Expr::Subscript { ty, .. }
+            | Expr::SubscriptAssign { ty, .. }
             | Expr::FieldSelect { ty, .. }
             | Expr::CoerceToDomain { ty, .. } => *ty,
             Expr::SubPlan(s) => s.ty,
@@ -455,6 +460,18 @@ impl Expr {
                         f(b);
                     }
                 }
+            }
+            Expr::SubscriptAssign { arg, indexes, value, .. } => {
+                f(arg);
+                for (a, b) in indexes {
+                    if let Some(a) = a {
+                        f(a);
+                    }
+                    if let Some(b) = b {
+                        f(b);
+                    }
+                }
+                f(value);
             }
             Expr::SubPlan(s) => {
                 s.args.iter().for_each(&mut *f);
@@ -559,6 +576,11 @@ impl Expr {
                 slice,
                 ty,
             },
+            Expr::SubscriptAssign { arg, indexes, slice, value, ty } => {
+                let arg = Box::new(f(*arg));
+                let indexes = indexes.into_iter().map(|(a, b)| (a.map(&mut *f), b.map(&mut *f))).collect();
+                Expr::SubscriptAssign { arg, indexes, slice, value: Box::new(f(*value)), ty }
+            }
             Expr::SubPlan(mut s) => {
                 s.args = map_vec(std::mem::take(&mut s.args), f);
                 s.test = s.test.map(|t| Box::new(f(*t)));

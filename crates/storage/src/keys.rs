@@ -78,8 +78,9 @@ pub fn encode_key_datum(out: &mut Vec<u8>, d: &Datum) -> PgResult<()> {
         Datum::Jsonb(j) => encode_jsonb(out, j, true),
         Datum::Net(n) => n.encode_key(out),
         Datum::Bits(b) => b.encode_key(out),
-        Datum::Array(_) | Datum::Record(_) => {
-            return Err(PgError::unsupported("indexing array and record values"));
+        Datum::Array(a) => encode_array(out, a)?,
+        Datum::Record(_) => {
+            return Err(PgError::unsupported("indexing record values"));
         }
         Datum::Range(r) => encode_key_range(out, r)?,
         Datum::Multirange(m) => {
@@ -118,6 +119,25 @@ fn encode_key_range(out: &mut Vec<u8>, r: &tusk_types::range::Range) -> PgResult
         out.push(1);
         encode_key_datum(out, &r.upper.value)?;
         out.push(if r.upper.inclusive { 1 } else { 0 });
+    }
+    Ok(())
+}
+
+/// Arrays in array_cmp's order: element by element (each with its own
+/// NULL marker), a shorter array before one it is a prefix of (the 0x00
+/// terminator sorts below both markers), then the number of dimensions,
+/// their lengths and their lower bounds.
+fn encode_array(out: &mut Vec<u8>, a: &tusk_types::array::Array) -> PgResult<()> {
+    for e in &a.elements {
+        encode_key_datum(out, e)?;
+    }
+    out.push(0x00);
+    out.push(a.dims.len() as u8);
+    for &(len, _) in &a.dims {
+        encode_i64(out, len as i64);
+    }
+    for &(_, lower) in &a.dims {
+        encode_i64(out, lower as i64);
     }
     Ok(())
 }

@@ -190,6 +190,15 @@ impl<'a> Analyzer<'a> {
         }
     }
 
+    /// INSERT into a subscripted column: the array holding just the value
+    /// at those subscripts (the assignment starts from a NULL array).
+    fn insert_subscripted(&mut self, e: Expr, rel: &Relation, col: usize, indirection: &[Node], location: i32) -> PgResult<Expr> {
+        let (_, c) = rel.live_columns().nth(col).expect("column index");
+        let name = c.name.clone();
+        let base = Expr::null(c.sql_type());
+        self.subscript_assignment(base, indirection, e, &name, location)
+    }
+
     fn check_identity_insert(&self, rel: &Relation, col: usize, overriding_system: bool) -> PgResult<()> {
         let (_, c) = rel.live_columns().nth(col).expect("column index");
         if c.identity == 'a' && !overriding_system {
@@ -223,11 +232,14 @@ impl<'a> Analyzer<'a> {
         // The listed columns, or all of them.
         let mut columns: Vec<usize> = Vec::new();
         let mut col_locations: Vec<i32> = Vec::new();
+        // Per listed column, its subscripts (`INSERT INTO t (a[1:2]) ...`).
+        let mut indirections: Vec<&[Node]> = Vec::new();
         for c in &s.cols {
             let Some(NodeEnum::ResTarget(rt)) = &c.node else { return Err(PgError::internal("insert column")) };
-            if !rt.indirection.is_empty() {
-                return Err(PgError::unsupported("INSERT into subfields or array elements"));
+            if !rt.indirection.is_empty() && view.is_some() {
+                return Err(PgError::unsupported("INSERT into subfields or array elements of a view"));
             }
+            indirections.push(&rt.indirection);
             let idx = match &view {
                 Some(t) => self.view_column(t, ViewDml::Insert, &rt.name, rt.location)?,
                 None => self.column_index(&rel, &rt.name, rt.location)?,
@@ -297,7 +309,7 @@ impl<'a> Analyzer<'a> {
                     }
                     let mut out = Vec::with_capacity(columns.len());
                     self.level().agg_forbidden = Some("VALUES");
-                    for (item, &col) in items.items.iter().zip(&columns) {
+                    for (i, (item, &col)) in items.items.iter().zip(&columns).enumerate() {
                         let e = if matches!(item.node, Some(NodeEnum::SetToDefault(_))) {
                             self.column_default(&rel, col)?
                         } else {
@@ -310,7 +322,10 @@ impl<'a> Analyzer<'a> {
                             } else {
                                 e
                             };
-                            self.assign_value(e, &rel, col, expr_location(item))?
+                            match indirections.get(i).filter(|ind| !ind.is_empty()) {
+                                Some(ind) => self.insert_subscripted(e, &rel, col, ind, col_locations[i])?,
+                                None => self.assign_value(e, &rel, col, expr_location(item))?,
+                            }
                         };
                         out.push(e);
                     }
@@ -379,7 +394,10 @@ impl<'a> Analyzer<'a> {
                         Some(c) => (c, literal_locations.get(i).copied().unwrap_or(-1)),
                         None => (Expr::Var(Var { rte: srte, col: i, levels_up: 0, ty: outputs[i] }), -1),
                     };
-                    provided[col] = Some(self.assign_value(v, &rel, col, loc)?);
+                    provided[col] = Some(match indirections.get(i).filter(|ind| !ind.is_empty()) {
+                        Some(ind) => self.insert_subscripted(v, &rel, col, ind, col_locations[i])?,
+                        None => self.assign_value(v, &rel, col, loc)?,
+                    });
                 }
             }
         }
@@ -485,7 +503,7 @@ impl<'a> Analyzer<'a> {
         let base = self.level_ref().namespace.len();
         self.level().namespace.push(NsItem { rte: result_rte, rel_visible: true, cols_visible: true, lateral_only: false });
         self.level().namespace.push(NsItem { rte: ex_idx, rel_visible: true, cols_visible: false, lateral_only: false });
-        let set = self.transform_set_list(&oc.target_list, rel, None);
+        let set = self.transform_set_list(&oc.target_list, rel, None, result_rte);
         let filter = match (&oc.where_clause, &set) {
             (Some(w), Ok(_)) => {
                 let e = self.transform_expr(w);
@@ -498,7 +516,9 @@ impl<'a> Analyzer<'a> {
     }
 
     /// UPDATE's SET list (also ON CONFLICT DO UPDATE SET).
-    fn transform_set_list(&mut self, list: &[Node], rel: &Relation, view: Option<&ViewTarget>) -> PgResult<Vec<(usize, Expr)>> {
+    /// `target_rte` is the range table entry of the target table, whose
+    /// current column values subscripted assignments (`SET a[1] = x`) start from.
+    fn transform_set_list(&mut self, list: &[Node], rel: &Relation, view: Option<&ViewTarget>, target_rte: usize) -> PgResult<Vec<(usize, Expr)>> {
         let mut out: Vec<(usize, Expr)> = Vec::new();
         self.level().agg_forbidden = Some("UPDATE");
         let mut multi_source: Option<Vec<Expr>> = None;
@@ -516,17 +536,19 @@ impl<'a> Analyzer<'a> {
                 }
             };
             let jsonb_target = rel.live_columns().nth(col).is_some_and(|(_, c)| c.type_oid == tusk_types::oid::JSONB);
-            if !rt.indirection.is_empty() && !(jsonb_target && view.is_none()) {
+            if !rt.indirection.is_empty() && view.is_some() {
                 self.level().agg_forbidden = None;
-                return Err(PgError::unsupported("UPDATE of subfields or array elements"));
+                return Err(PgError::unsupported("UPDATE of subfields or array elements of a view"));
             }
-            if out.iter().any(|(c, _)| *c == col) {
+            // Several subscripted assignments to one column apply in
+            // turn, each to the result of the one before (rewriteTargetListIU).
+            let earlier = out.iter().position(|(c, _)| *c == col);
+            if earlier.is_some() && (rt.indirection.is_empty() || !matches!(out[earlier.unwrap()].1, Expr::SubscriptAssign { .. })) {
                 self.level().agg_forbidden = None;
                 return Err(PgError::new(
                     sqlstate::DUPLICATE_COLUMN,
                     format!("multiple assignments to same column \"{}\"", rt.name),
-                )
-                .with_position(pos(rt.location)));
+                ));
             }
             let val = rt.val.as_deref().ok_or_else(|| PgError::internal("SET without value"))?;
             let e = match &val.node {
@@ -570,7 +592,7 @@ impl<'a> Analyzer<'a> {
                 }
                 _ => self.transform_expr(val)?,
             };
-            let e = if rt.indirection.is_empty() {
+            let e = if rt.indirection.is_empty() || !jsonb_target {
                 e
             } else {
                 // SET doc[...] = v: the column's new value from its old one.
@@ -586,6 +608,23 @@ impl<'a> Analyzer<'a> {
                     format!("column \"{}\" can only be updated to DEFAULT", c.name),
                 )
                 .with_detail(format!("Column \"{}\" is an identity column defined as GENERATED ALWAYS.", c.name)));
+            }
+            if !rt.indirection.is_empty() && !jsonb_target {
+                let base = match earlier {
+                    Some(i) => out.remove(i).1,
+                    None => Expr::Var(Var { rte: target_rte, col, levels_up: 0, ty: c.sql_type() }),
+                };
+                let name = c.name.clone();
+                let e = self.subscript_assignment(base, &rt.indirection, e, &name, rt.location);
+                let e = match e {
+                    Ok(e) => e,
+                    Err(err) => {
+                        self.level().agg_forbidden = None;
+                        return Err(err);
+                    }
+                };
+                out.push((col, e));
+                continue;
             }
             let e = self.assign_value(e, rel, col, expr_location(val))?;
             out.push((col, e));
@@ -626,7 +665,7 @@ impl<'a> Analyzer<'a> {
         let target_rtes = [Some(result_rte), view.as_ref().map(|t| t.view_rte)];
         let mut reads = reads_target(q.quals.as_ref(), &target_rtes);
         q.quals = Self::with_view_quals(q.quals.take(), view.as_ref());
-        q.update_set = self.transform_set_list(&s.target_list, &rel, view.as_ref())?;
+        q.update_set = self.transform_set_list(&s.target_list, &rel, view.as_ref(), result_rte)?;
         q.returning = self.transform_returning(&s.returning_list)?;
         reads |= !q.returning.is_empty() || q.update_set.iter().any(|(_, e)| reads_target(Some(e), &target_rtes));
         if reads {

@@ -746,7 +746,11 @@ impl<'a> Analyzer<'a> {
             }
             e
         };
-        let (func, lt, et, _ret) = self.resolve_operator(opname, Some(l.ty()), Some(t(elem)), loc)?;
+        let (func, lt, et, ret) = self.resolve_operator(opname, Some(l.ty()), Some(t(elem)), loc)?;
+        if ret.oid != oid::BOOL {
+            return Err(PgError::new(sqlstate::WRONG_OBJECT_TYPE, "op ANY/ALL (array) requires operator to yield boolean")
+                .with_position(pos(loc)));
+        }
         let left = self.coerce_to(l, lt.unwrap(), CoercionContext::Implicit, loc)?;
         let arr_t = t(self.b.array_of(et.unwrap().oid));
         let right = self.coerce_to(r, arr_t, CoercionContext::Implicit, loc)?;
@@ -1788,8 +1792,10 @@ impl<'a> Analyzer<'a> {
                 let (unified, ty) = self.unify(elems, "ARRAY", a.location)?;
                 elems = unified;
                 let ty = if ty.oid == oid::UNKNOWN { t(oid::TEXT) } else { ty };
-                if self.b.element_of(ty.oid) != 0 {
-                    // Multidimensional: elements are arrays themselves.
+                // get_promoted_array_type: items of a type with an array
+                // type (int2vector too) make a one-dimensional array of it;
+                // arrays make a multidimensional array.
+                if self.b.array_of(ty.oid) == 0 && self.b.element_of(ty.oid) != 0 {
                     (ty, t(self.b.element_of(ty.oid)))
                 } else {
                     let arr = self.b.array_of(ty.oid);
@@ -1805,61 +1811,34 @@ impl<'a> Analyzer<'a> {
             }
         };
         let mut out = Vec::with_capacity(elems.len());
-        for e in elems {
-            let target_e = if self.b.element_of(e.ty().oid) != 0 { array_ty } else { elem_ty };
-            out.push(self.coerce_to(e, target_e, CoercionContext::Explicit, a.location)?);
+        for (i, e) in elems.into_iter().enumerate() {
+            let et = e.ty().oid;
+            let sub_array = et == array_ty.oid || (self.b.element_of(et) != 0 && self.b.array_of(et) == 0);
+            let target_e = if sub_array { array_ty } else { elem_ty };
+            // A conversion error points at the element.
+            let loc = a.elements.get(i).map(expr_location).filter(|&l| l >= 0).unwrap_or(a.location);
+            out.push(self.coerce_to(e, target_e, CoercionContext::Explicit, loc)?);
         }
         Ok(Expr::Array { elem: elem_ty, elements: out, ty: array_ty })
     }
 
     fn transform_indirection(&mut self, ind: &pb::AIndirection) -> PgResult<Expr> {
-        let mut base = self.transform_expr(ind.arg.as_deref().ok_or_else(|| PgError::internal("indirection"))?)?;
-        let mut subs = Vec::new();
-        let mut slice = false;
+        let arg = ind.arg.as_deref().ok_or_else(|| PgError::internal("indirection"))?;
+        let location = expr_location(arg);
+        let mut base = self.transform_expr(arg)?;
+        let mut subs: Vec<&pb::AIndices> = Vec::new();
         for i in &ind.indirection {
             match &i.node {
-                Some(NodeEnum::AIndices(ix)) => {
-                    slice |= ix.is_slice;
-                    let lo = ix.lidx.as_ref().map(|n| self.transform_expr(n)).transpose()?;
-                    let hi = ix.uidx.as_ref().map(|n| self.transform_expr(n)).transpose()?;
-                    let lo = lo.map(|e| self.coerce_to(e, t(oid::INT4), CoercionContext::Assignment, -1)).transpose()?;
-                    let hi = hi.map(|e| self.coerce_to(e, t(oid::INT4), CoercionContext::Assignment, -1)).transpose()?;
-                    subs.push((lo, hi));
-                }
+                Some(NodeEnum::AIndices(ix)) => subs.push(ix),
                 Some(NodeEnum::String(s)) => {
-                    base = self.flush_subscripts(base, std::mem::take(&mut subs), slice)?;
-                    slice = false;
+                    base = self.subscript_fetch(base, &std::mem::take(&mut subs), location)?;
                     base = self.field_select(base, &s.sval)?;
                 }
                 Some(NodeEnum::AStar(_)) => return Err(PgError::unsupported("(composite).* expansion here")),
                 _ => return Err(PgError::internal("indirection kind")),
             }
         }
-        self.flush_subscripts(base, subs, slice)
-    }
-
-    fn flush_subscripts(&mut self, base: Expr, subs: Vec<(Option<Expr>, Option<Expr>)>, slice: bool) -> PgResult<Expr> {
-        if subs.is_empty() {
-            return Ok(base);
-        }
-        let ty = base.ty();
-        if ty.oid == oid::JSONB {
-            return self.jsonb_subscript_fetch(base, subs, slice);
-        }
-        let elem = self.b.element_of(ty.oid);
-        if elem == 0 {
-            return Err(PgError::new(
-                sqlstate::DATATYPE_MISMATCH,
-                format!("cannot subscript type {} because it does not support subscripting", display_type(self.b, ty)),
-            ));
-        }
-        if subs.len() > tusk_types::array::MAX_DIMS {
-            return Err(tusk_types::array::too_many_dims(subs.len()));
-        }
-        let out_ty = if slice { ty } else { t(elem) };
-        // A non-slice subscript uses the upper index position.
-        let subs = subs.into_iter().map(|(lo, hi)| if slice { (lo, hi) } else { (None, hi.or(lo)) }).collect();
-        Ok(Expr::Subscript { arg: Box::new(base), indexes: subs, slice, ty: out_ty })
+        self.subscript_fetch(base, &subs, location)
     }
 
     /// `(value).field` (ParseFuncOrColumn's field selection): the field of
@@ -1942,7 +1921,12 @@ impl<'a> Analyzer<'a> {
                         .with_position(pos(s.location)));
                 }
                 let ty = if kind == SubLinkKind::Array {
-                    let a = self.b.array_of(outputs[0].oid);
+                    // get_promoted_array_type: an array's own type when
+                    // the output is an array without an array type.
+                    let mut a = self.b.array_of(outputs[0].oid);
+                    if a == 0 && self.b.element_of(outputs[0].oid) != 0 {
+                        a = outputs[0].oid;
+                    }
                     if a == 0 {
                         return Err(PgError::new(
                             sqlstate::UNDEFINED_OBJECT,

@@ -14,6 +14,8 @@ mod json_records;
 mod jsonb_subscript;
 mod recursion;
 mod select;
+mod subscript;
+mod unnest;
 pub mod regtypes;
 mod updatable;
 mod window;

@@ -476,6 +476,17 @@ impl<'a> Analyzer<'a> {
         }
         let Some(NodeEnum::List(pair)) = &rf.functions[0].node else { return Err(PgError::internal("function in FROM")) };
         let call = pair.items.first().ok_or_else(|| PgError::internal("function in FROM"))?;
+        if rf.coldeflist.is_empty() {
+            let saved = self.level().namespace.clone();
+            for n in self.level().namespace.iter_mut() {
+                n.lateral_only = false;
+            }
+            let multi = self.multi_arg_unnest(rf, call);
+            self.level().namespace = saved;
+            if let Some(rte) = multi? {
+                return Ok(rte);
+            }
+        }
         if pair.items.get(1).map(|c| matches!(&c.node, Some(NodeEnum::List(l)) if !l.items.is_empty())).unwrap_or(false) {
             return Err(PgError::unsupported("column definition lists for functions in FROM"));
         }

@@ -83,11 +83,12 @@ pub fn resolve_type_name(b: &Builtins, tn: &TypeName) -> PgResult<SqlType> {
     let mods = typmod_ints(tn)?;
     let typmod = typmod_for(b, base, &mods).map_err(|e| e.with_position(position))?;
     let mut t = SqlType { oid: base, typmod };
-    // int[][] is int[]: an array type stands for any number of dimensions.
+    // int4[][] is int4[]: an array type holds any number of dimensions, so
+    // the bounds name the array type once (LookupTypeName).
     if !tn.array_bounds.is_empty() {
         let arr = b.array_of(t.oid);
         if arr == 0 {
-            return Err(PgError::new(sqlstate::UNDEFINED_OBJECT, format!("could not find array type for data type {}", b.type_name(t.oid))));
+            return Err(PgError::new(sqlstate::UNDEFINED_OBJECT, format!("could not find array type for data type {}", format_type(b, t.oid, -1))));
         }
         // Arrays keep the element's typmod (varchar(3)[] stays so).
         t = SqlType { oid: arr, typmod: t.typmod };

@@ -240,18 +240,15 @@ fn eval_node(e: &Expr, row: &[Datum], cx: &ExecCx, case_value: Option<&Datum>) -
             }
             Ok(Datum::Record(Arc::new(vals)))
         }
-        Expr::Array { elem, elements, .. } => {
+        Expr::Array { elem, elements, ty } => {
             let mut vals = Vec::with_capacity(elements.len());
-            let mut sub_arrays = Vec::new();
             for el in elements {
-                let v = eval_case(el, row, cx, case_value)?;
-                if let Datum::Array(a) = &v {
-                    sub_arrays.push(a.clone());
-                }
-                vals.push(v);
+                vals.push(eval_case(el, row, cx, case_value)?);
             }
-            if !sub_arrays.is_empty() && sub_arrays.len() == vals.len() {
-                let out = build_multidim(elem.oid, &sub_arrays)?;
+            // ARRAY[ARRAY[...], ...]: items of the array type itself are
+            // sub-arrays of a multidimensional array.
+            if elements.first().is_some_and(|e| e.ty().oid == ty.oid) {
+                let out = build_multidim(elem.oid, &vals)?;
                 crate::functions::limits::check_value(&out)?;
                 return Ok(out);
             }
@@ -271,12 +268,54 @@ fn eval_node(e: &Expr, row: &[Datum], cx: &ExecCx, case_value: Option<&Datum>) -
                     Some(e) => Some(eval_case(e, row, cx, case_value)?),
                     None => None,
                 };
+                // A NULL subscript makes the fetch NULL.
                 if lo.as_ref().map(Datum::is_null).unwrap_or(false) || hi.as_ref().map(Datum::is_null).unwrap_or(false) {
                     return Ok(Datum::Null);
                 }
                 idx.push((lo.and_then(|d| d.as_i64()), hi.and_then(|d| d.as_i64())));
             }
-            subscript(&a, &idx, *slice)
+            if *slice {
+                Ok(Datum::Array(Arc::new(a.slice(&idx))))
+            } else {
+                let at: Vec<i64> = idx.iter().map(|(_, hi)| hi.unwrap_or(0)).collect();
+                Ok(a.element_at(&at))
+            }
+        }
+        Expr::SubscriptAssign { arg, indexes, slice, value, ty } => {
+            let base = eval_case(arg, row, cx, case_value)?;
+            let mut idx = Vec::with_capacity(indexes.len());
+            for (lo, hi) in indexes {
+                let bound = |e: &Option<Expr>| -> PgResult<Option<i64>> {
+                    match e {
+                        None => Ok(None),
+                        Some(e) => match eval_case(e, row, cx, case_value)? {
+                            Datum::Null => Err(PgError::new(sqlstate::NULL_VALUE_NOT_ALLOWED, "array subscript in assignment must not be null")),
+                            d => Ok(d.as_i64()),
+                        },
+                    }
+                };
+                let lo = bound(lo)?;
+                let hi = bound(hi)?;
+                idx.push((lo, hi));
+            }
+            let v = eval_case(value, row, cx, case_value)?;
+            // A NULL array takes the assignment as an empty one does.
+            let a = match base {
+                Datum::Array(a) => a,
+                _ => Arc::new(Array::empty(crate::catalog::builtins().element_of(ty.oid))),
+            };
+            let out = if *slice {
+                match &v {
+                    // Assigning a NULL slice leaves the array as it is.
+                    Datum::Array(src) => a.with_slice(&idx, src)?,
+                    _ => return Ok(Datum::Array(a)),
+                }
+            } else {
+                let at: Vec<i64> = idx.iter().map(|(_, hi)| hi.unwrap_or(0)).collect();
+                a.with_element(&at, v)?
+            };
+            crate::functions::limits::check_array(&out.elements)?;
+            Ok(Datum::Array(Arc::new(out)))
         }
         Expr::CoerceToDomain { arg, domain, not_null, checks, .. } => {
             let v = eval_case(arg, row, cx, case_value)?;
@@ -335,63 +374,43 @@ fn scalar_array_op<'d>(
     Ok(if saw_null { Datum::Null } else { Datum::Bool(!any) })
 }
 
-fn build_multidim(elem: u32, subs: &[Arc<Array>]) -> PgResult<Datum> {
-    let first_dims = subs[0].dims.clone();
+/// ExecEvalArrayExpr for nested arrays: the sub-arrays must agree in
+/// dimensions and bounds; NULL and empty ones are allowed only when all are.
+fn build_multidim(elem: u32, subs: &[Datum]) -> PgResult<Datum> {
+    let mismatch = || PgError::new(sqlstate::ARRAY_SUBSCRIPT_ERROR, "multidimensional arrays must have array expressions with matching dimensions");
+    let mut first: Option<&Array> = None;
+    let mut have_empty = false;
     let mut elements = Vec::new();
     for s in subs {
-        if s.dims != first_dims {
-            return Err(PgError::new(
-                sqlstate::ARRAY_SUBSCRIPT_ERROR,
-                "multidimensional arrays must have array expressions with matching dimensions",
-            ));
+        let Datum::Array(a) = s else {
+            have_empty = true;
+            continue;
+        };
+        if a.dims.is_empty() {
+            have_empty = true;
+            continue;
         }
-        elements.extend(s.elements.iter().cloned());
+        match first {
+            None => {
+                if a.dims.len() + 1 > tusk_types::array::MAX_DIMS {
+                    return Err(tusk_types::array::too_many_dims(a.dims.len() + 1));
+                }
+                first = Some(a);
+            }
+            Some(f) if f.dims != a.dims => return Err(mismatch()),
+            Some(_) => {}
+        }
+        elements.extend(a.elements.iter().cloned());
     }
-    if first_dims.is_empty() {
+    let Some(first) = first else {
         return Ok(Datum::Array(Arc::new(Array::empty(elem))));
-    }
-    if first_dims.len() >= tusk_types::array::MAX_DIMS {
-        return Err(tusk_types::array::too_many_dims(first_dims.len() + 1));
+    };
+    if have_empty {
+        return Err(mismatch());
     }
     let mut dims = vec![(subs.len() as i32, 1)];
-    dims.extend(first_dims);
+    dims.extend(first.dims.iter().copied());
     Ok(Datum::Array(Arc::new(Array { element_type: elem, dims, elements })))
-}
-
-fn subscript(a: &Array, idx: &[(Option<i64>, Option<i64>)], slice: bool) -> PgResult<Datum> {
-    if a.dims.is_empty() || idx.len() > a.dims.len() {
-        return Ok(Datum::Null);
-    }
-    if !slice {
-        // Element access: every subscript names one position.
-        if idx.len() != a.dims.len() {
-            return Ok(Datum::Null);
-        }
-        let mut offset = 0usize;
-        for (d, (_, hi)) in idx.iter().enumerate() {
-            let (len, lower) = a.dims[d];
-            let i = hi.unwrap_or(0) - lower as i64;
-            if i < 0 || i >= len as i64 {
-                return Ok(Datum::Null);
-            }
-            offset = offset * len as usize + i as usize;
-        }
-        return Ok(a.elements.get(offset).cloned().unwrap_or(Datum::Null));
-    }
-    // Slices of one-dimensional arrays.
-    if a.dims.len() != 1 {
-        return Err(PgError::unsupported("slices of multidimensional arrays"));
-    }
-    let (len, lower) = a.dims[0];
-    let (lo, hi) = idx[0];
-    let lo = lo.unwrap_or(lower as i64).max(lower as i64);
-    let hi = hi.unwrap_or((lower + len - 1) as i64).min((lower + len - 1) as i64);
-    if hi < lo {
-        return Ok(Datum::Array(Arc::new(Array::empty(a.element_type))));
-    }
-    let from = (lo - lower as i64) as usize;
-    let to = (hi - lower as i64) as usize;
-    Ok(Datum::Array(Arc::new(Array::from_vec(a.element_type, a.elements[from..=to].to_vec()))))
 }
 
 /// Entries a correlated subplan's result cache holds at most.
@@ -499,7 +518,15 @@ fn run_subplan(sp: &SubPlan, outer: &[Datum], test: Option<Datum>, cx: &ExecCx) 
                 vals.push(r.swap_remove(0));
             }
             let elem = cx.catalog_builtins().element_of(sp.ty.oid);
-            SubPlanCache::Value(Datum::Array(Arc::new(Array::from_vec(elem, vals))))
+            // ARRAY(SELECT array-value ...) stacks the arrays into one of a
+            // dimension more (accumArrayResultAny), unless the element type
+            // is itself array-like (int2vector[]).
+            let stacked = cx.catalog_builtins().element_of(elem) == 0 && vals.iter().any(|v| matches!(v, Datum::Array(_)));
+            if stacked {
+                SubPlanCache::Value(crate::functions::stack_arrays(&vals, elem)?)
+            } else {
+                SubPlanCache::Value(Datum::Array(Arc::new(Array::from_vec(elem, vals))))
+            }
         }
         SubLinkKind::Any | SubLinkKind::All => {
             if correlated {

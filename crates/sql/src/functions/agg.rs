@@ -38,6 +38,9 @@ pub enum AggregateKind {
     XmlAgg,
     ByteaAgg,
     ArrayAgg,
+    /// array_agg(anyarray): the input arrays become the items of a
+    /// result one dimension larger (array_agg_array_transfn).
+    ArrayAggArray,
     /// var_samp, var_pop, stddev_samp, stddev_pop over float8/float4
     VarianceFloat { population: bool, sqrt: bool },
     /// The same over integers and numeric, computed exactly.
@@ -87,6 +90,7 @@ pub fn lookup(name: &str, args: &[Oid], _ret: Oid) -> Option<AggregateKind> {
         ("bool_or", 1) => BoolOr,
         ("string_agg", 2) if a0 == oid::BYTEA => ByteaAgg,
         ("string_agg", 2) => StringAgg,
+        ("array_agg", 1) if crate::catalog::builtins().element_of(a0) != 0 => ArrayAggArray,
         ("array_agg", 1) => ArrayAgg,
         ("range_agg", 1) => RangeAgg,
         ("range_intersect_agg", 1) => RangeIntersectAgg,
@@ -144,7 +148,7 @@ impl AggregateKind {
             BoolAnd | BoolOr => AggState::Bool(None),
             StringAgg => AggState::Text(None),
             ByteaAgg => AggState::Bytes(None),
-            ArrayAgg | JsonAgg { .. } | JsonObjectAgg { .. } | RangeAgg => AggState::Array(Vec::new(), false),
+            ArrayAgg | ArrayAggArray | JsonAgg { .. } | JsonObjectAgg { .. } | RangeAgg => AggState::Array(Vec::new(), false),
             RangeIntersectAgg => AggState::Extreme(None),
             VarianceFloat { .. } => AggState::FloatVar { n: 0.0, sum: 0.0, sxx: 0.0 },
             VarianceNumeric { .. } => AggState::NumVar { n: 0, sum: None, sumsq: None },
@@ -159,6 +163,7 @@ impl AggregateKind {
             self,
             AggregateKind::CountStar
                 | AggregateKind::ArrayAgg
+                | AggregateKind::ArrayAggArray
                 | AggregateKind::RangeAgg
                 | AggregateKind::User
                 | AggregateKind::JsonAgg { .. }
@@ -283,6 +288,10 @@ impl AggregateKind {
                     Some(c) => super::range::intersect_step(&c, &v)?,
                 });
             }
+            (ArrayAggArray, AggState::Array(vals, started)) => {
+                super::array_fns::accumulate_array(vals, &v)?;
+                *started = true;
+            }
             (VarianceFloat { .. }, AggState::FloatVar { n, sum, sxx }) => {
                 let x = v.as_f64().unwrap_or(0.0);
                 *n += 1.0;
@@ -392,6 +401,13 @@ impl AggregateKind {
                 } else {
                     super::limits::check_array(vals)?;
                     Datum::Array(Arc::new(Array::from_vec(element, vals.clone())))
+                }
+            }
+            (ArrayAggArray, AggState::Array(vals, started)) => {
+                if !*started {
+                    Datum::Null
+                } else {
+                    super::array_fns::finish_arrays(vals, crate::catalog::builtins().element_of(ret))?
                 }
             }
             (VarianceFloat { population, sqrt }, AggState::FloatVar { n, sxx, .. }) => {

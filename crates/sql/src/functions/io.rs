@@ -504,6 +504,7 @@ pub fn parse_text(s: &str, ty: SqlType, settings: &Settings, explicit: bool) -> 
         oid::INET | oid::CIDR | oid::MACADDR | oid::MACADDR8 | oid::BIT | oid::VARBIT => super::nettypes::parse_text(s, ty, explicit)?,
         oid::XML => return Err(super::xml::no_xml_support()),
         oid::RECORD => return Err(PgError::unsupported("input of anonymous composite types")),
+        oid::INT2VECTOR | oid::OIDVECTOR => return super::array_fns::vector_in(s, t, settings),
         _ if t >= oid::FIRST_NORMAL_OBJECT_ID && crate::catalog::types::domain(t).is_some() => {
             return parse_text(s, crate::catalog::types::base_type(ty), settings, explicit);
         }

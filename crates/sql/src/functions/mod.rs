@@ -8,6 +8,7 @@
 
 pub mod agg;
 mod agg_support;
+mod array_fns;
 mod bytea;
 pub mod cast;
 mod acl_fns;
@@ -237,6 +238,7 @@ fn registry() -> &'static Registry {
         datetime_fns::register(&mut r);
         formatting::register(&mut r);
         misc::register(&mut r);
+        array_fns::register(&mut r);
         catalog_fns::register(&mut r);
         acl_fns::register(&mut r);
         sizes::register(&mut r);
@@ -365,6 +367,7 @@ pub(crate) fn division_by_zero() -> PgError {
 
 pub use catalog_fns::{column_default_text, relation_expr_text};
 pub use compare::compare as compare_values;
+pub use array_fns::stack_arrays;
 
 /// quote_ident: a name as PostgreSQL prints it (quoted when needed).
 pub fn quote_ident(s: &str) -> String {

@@ -281,6 +281,7 @@ impl<'a> Deparser<'a> {
             | Expr::MinMax { .. }
             | Expr::NullIf { .. }
             | Expr::Subscript { .. }
+            | Expr::SubscriptAssign { .. }
             | Expr::Case { .. }
             | Expr::CoerceToDomain { .. }
             | Expr::FieldSelect { .. } => true,
@@ -536,6 +537,9 @@ impl<'a> Deparser<'a> {
                     self.push(&format!("::{}", format_type(builtins(), ty.oid, -1)));
                 }
             }
+            // As a target list shows an assignment: by its new value
+            // (processIndirection prints the subscripts on the target).
+            Expr::SubscriptAssign { value, .. } => self.expr(value, show_implicit),
             Expr::Subscript { arg, indexes, slice, .. } => {
                 let parens = !matches!(arg.as_ref(), Expr::Var(_) | Expr::FieldSelect { .. });
                 if parens {

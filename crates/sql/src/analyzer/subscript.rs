@@ -1,0 +1,131 @@
+//! Array subscripts (parse_node.c's transformContainerSubscripts and
+//! parse_target.c's transformAssignmentIndirection): `a[i]`, `a[i:j]`,
+//! `a[:j]` when fetching, and `SET a[i] = v` / `INSERT INTO t (a[i:j])`
+//! when assigning.
+
+use pg_query::protobuf as pb;
+use tusk_types::oid;
+use tusk_types::{sqlstate, Datum, PgError, PgResult, SqlType};
+
+use super::coerce::CoercionContext;
+use super::expr::{display_type, expr_location};
+use super::{pos, Analyzer};
+use crate::expr::Expr;
+
+/// One dimension's subscript: (lower, upper); a bound is None when omitted.
+pub(crate) type Bounds = (Option<Expr>, Option<Expr>);
+
+impl<'a> Analyzer<'a> {
+    /// The subscripts of one container reference, each coerced to integer,
+    /// and whether they make a slice. In a slice a plain subscript `[j]`
+    /// stands for `[1:j]`, as in PostgreSQL.
+    pub(crate) fn transform_subscripts(&mut self, indices: &[&pb::AIndices]) -> PgResult<(Vec<Bounds>, bool)> {
+        let slice = indices.iter().any(|ix| ix.is_slice);
+        let mut out = Vec::with_capacity(indices.len());
+        for ix in indices {
+            let lower = if !slice {
+                None
+            } else if let Some(l) = &ix.lidx {
+                Some(self.subscript_expr(l)?)
+            } else if !ix.is_slice {
+                Some(Expr::Const(Datum::Int4(1), SqlType::new(oid::INT4)))
+            } else {
+                None
+            };
+            let upper = match &ix.uidx {
+                Some(u) => Some(self.subscript_expr(u)?),
+                None => None,
+            };
+            out.push((lower, upper));
+        }
+        if out.len() > tusk_types::array::MAX_DIMS {
+            return Err(tusk_types::array::too_many_dims(out.len()));
+        }
+        Ok((out, slice))
+    }
+
+    fn subscript_expr(&mut self, n: &pb::Node) -> PgResult<Expr> {
+        let e = self.transform_expr(n)?;
+        let loc = expr_location(n);
+        match self.try_coerce(e, SqlType::new(oid::INT4), CoercionContext::Assignment, loc)? {
+            Ok(e) => Ok(e),
+            Err(_) => Err(PgError::new(sqlstate::DATATYPE_MISMATCH, "array subscript must have type integer").with_position(pos(loc))),
+        }
+    }
+
+    /// The element type of a subscriptable type, or PostgreSQL's error.
+    pub(crate) fn subscript_element(&self, ty: SqlType, location: i32) -> PgResult<SqlType> {
+        let elem = self.b.element_of(ty.oid);
+        if elem == 0 {
+            return Err(PgError::new(
+                sqlstate::DATATYPE_MISMATCH,
+                format!("cannot subscript type {} because it does not support subscripting", display_type(self.b, ty)),
+            )
+            .with_position(pos(location)));
+        }
+        Ok(SqlType { oid: elem, typmod: ty.typmod })
+    }
+
+    /// `base[...]` fetching an element or a slice.
+    pub(crate) fn subscript_fetch(&mut self, base: Expr, indices: &[&pb::AIndices], base_location: i32) -> PgResult<Expr> {
+        if indices.is_empty() {
+            return Ok(base);
+        }
+        let ty = base.ty();
+        let elem = self.subscript_element(ty, base_location)?;
+        let (indexes, slice) = self.transform_subscripts(indices)?;
+        let out_ty = if slice { ty } else { SqlType::new(elem.oid) };
+        Ok(Expr::Subscript { arg: Box::new(base), indexes, slice, ty: out_ty })
+    }
+
+    /// transformAssignmentIndirection for array subscripts: the value of
+    /// column `column` (currently `base`) after `column[...] = value`.
+    /// `location` is the target's, for errors.
+    pub(crate) fn subscript_assignment(
+        &mut self,
+        base: Expr,
+        indirection: &[pb::Node],
+        value: Expr,
+        column: &str,
+        location: i32,
+    ) -> PgResult<Expr> {
+        let mut indices = Vec::new();
+        for n in indirection {
+            match &n.node {
+                Some(pg_query::NodeEnum::AIndices(ix)) => indices.push(ix.as_ref()),
+                _ => return Err(PgError::unsupported("assignment to a field of a composite value")),
+            }
+        }
+        let ty = base.ty();
+        let elem = self.b.element_of(ty.oid);
+        if elem == 0 {
+            return Err(PgError::new(
+                sqlstate::DATATYPE_MISMATCH,
+                format!(
+                    "cannot subscript type {} because it does not support subscripting",
+                    display_type(self.b, ty)
+                ),
+            )
+            .with_position(pos(location)));
+        }
+        let (indexes, slice) = self.transform_subscripts(&indices)?;
+        let needed = if slice { ty } else { SqlType { oid: elem, typmod: ty.typmod } };
+        let value = match self.try_coerce(value, needed, CoercionContext::Assignment, location)? {
+            Ok(v) => v,
+            Err(v) => {
+                return Err(PgError::new(
+                    sqlstate::DATATYPE_MISMATCH,
+                    format!(
+                        "subscripted assignment to \"{}\" requires type {} but expression is of type {}",
+                        column,
+                        display_type(self.b, SqlType::new(needed.oid)),
+                        display_type(self.b, v.ty())
+                    ),
+                )
+                .with_hint("You will need to rewrite or cast the expression.")
+                .with_position(pos(location)))
+            }
+        };
+        Ok(Expr::SubscriptAssign { arg: Box::new(base), indexes, slice, value: Box::new(value), ty })
+    }
+}
