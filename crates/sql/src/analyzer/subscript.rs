@@ -71,6 +71,17 @@ impl<'a> Analyzer<'a> {
         if indices.is_empty() {
             return Ok(base);
         }
+        // jsonb has its own subscripting (jsonbsubs.c): keys and positions.
+        if base.ty().oid == tusk_types::oid::JSONB {
+            let slice = indices.iter().any(|ix| ix.is_slice);
+            let mut subs = Vec::with_capacity(indices.len());
+            for ix in indices {
+                let lo = ix.lidx.as_ref().map(|n| self.transform_expr(n)).transpose()?;
+                let hi = ix.uidx.as_ref().map(|n| self.transform_expr(n)).transpose()?;
+                subs.push((lo, hi));
+            }
+            return self.jsonb_subscript_fetch(base, subs, slice);
+        }
         let ty = base.ty();
         let elem = self.subscript_element(ty, base_location)?;
         let (indexes, slice) = self.transform_subscripts(indices)?;
