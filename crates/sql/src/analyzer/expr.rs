@@ -1313,7 +1313,8 @@ impl<'a> Analyzer<'a> {
                 .with_hint("To call a procedure, use CALL.")
                 .with_position(pos(f.location)));
         }
-        if f.func_variadic && proc.variadic == oid::ANY {
+        let spread_variadic = f.func_variadic && proc.variadic == oid::ANY && functions::json::spreads_variadic(&proc.src).is_some();
+        if f.func_variadic && proc.variadic == oid::ANY && !spread_variadic {
             // The callee would have to spread the array at run time.
             return Err(PgError::unsupported(format!("VARIADIC array arguments to {name}(), which takes VARIADIC \"any\"")).with_position(pos(f.location)));
         }
@@ -1419,7 +1420,11 @@ impl<'a> Analyzer<'a> {
         if proc.retset {
             self.check_srf_placement(f.location)?;
         }
-        let func = self.func_ref(proc, f.location)?;
+        let mut func = self.func_ref(proc, f.location)?;
+        if spread_variadic {
+            // VARIADIC array given to a VARIADIC "any" function: its elements are the arguments.
+            func.imp = functions::json::spreads_variadic(&proc.src).unwrap_or(func.imp);
+        }
         Ok(Expr::Func { func, args: coerced, ty: ret_ty })
     }
 
@@ -1695,8 +1700,15 @@ impl<'a> Analyzer<'a> {
                     slice |= ix.is_slice;
                     let lo = ix.lidx.as_ref().map(|n| self.transform_expr(n)).transpose()?;
                     let hi = ix.uidx.as_ref().map(|n| self.transform_expr(n)).transpose()?;
-                    let lo = lo.map(|e| self.coerce_to(e, t(oid::INT4), CoercionContext::Assignment, -1)).transpose()?;
-                    let hi = hi.map(|e| self.coerce_to(e, t(oid::INT4), CoercionContext::Assignment, -1)).transpose()?;
+                    // jsonb subscripts are integers or text (see jsonb_subscript).
+                    let (lo, hi) = if base.ty().oid == oid::JSONB {
+                        (lo, hi)
+                    } else {
+                        (
+                            lo.map(|e| self.coerce_to(e, t(oid::INT4), CoercionContext::Assignment, -1)).transpose()?,
+                            hi.map(|e| self.coerce_to(e, t(oid::INT4), CoercionContext::Assignment, -1)).transpose()?,
+                        )
+                    };
                     subs.push((lo, hi));
                 }
                 Some(NodeEnum::String(s)) => {
