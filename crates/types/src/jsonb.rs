@@ -383,7 +383,8 @@ mod tests {
         assert_eq!(j("1").cmp_top(&j("[1]")), Ordering::Less);
         assert_eq!(j("1").cmp_top(&j("[1, 2]")), Ordering::Less);
         assert_eq!(j("[9]").cmp_top(&j("[1, 2]")), Ordering::Less);
-        assert_eq!(j("{\"b\": 1}").cmp_top(&j("{\"aa\": 1}")), Ordering::Less);
+        // Equal-sized objects compare keys in storage order, each bytewise.
+        assert_eq!(j("{\"b\": 1}").cmp_top(&j("{\"aa\": 1}")), Ordering::Greater);
         assert_eq!(j("1.0").cmp_top(&j("1")), Ordering::Equal);
     }
 

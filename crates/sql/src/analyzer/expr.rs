@@ -1444,7 +1444,8 @@ impl<'a> Analyzer<'a> {
                 .with_hint("To call a procedure, use CALL.")
                 .with_position(pos(f.location)));
         }
-        if f.func_variadic && proc.variadic == oid::ANY {
+        let spread_variadic = f.func_variadic && proc.variadic == oid::ANY && functions::json::spreads_variadic(&proc.src).is_some();
+        if f.func_variadic && proc.variadic == oid::ANY && !spread_variadic {
             // The callee would have to spread the array at run time.
             return Err(PgError::unsupported(format!("VARIADIC array arguments to {name}(), which takes VARIADIC \"any\"")).with_position(pos(f.location)));
         }
@@ -1550,7 +1551,11 @@ impl<'a> Analyzer<'a> {
         if proc.retset {
             self.check_srf_placement(f.location)?;
         }
-        let func = self.func_ref(proc, f.location)?;
+        let mut func = self.func_ref(proc, f.location)?;
+        if spread_variadic {
+            // VARIADIC array given to a VARIADIC "any" function: its elements are the arguments.
+            func.imp = functions::json::spreads_variadic(&proc.src).unwrap_or(func.imp);
+        }
         Ok(Expr::Func { func, args: coerced, ty: ret_ty })
     }
 

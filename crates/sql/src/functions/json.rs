@@ -326,6 +326,9 @@ fn json_build_object(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
 
 fn jsonb_build_object(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
     let (a, types) = variadic_args(a, c);
+    if let Some(i) = a.chunks(2).position(|p| p[0].is_null()).filter(|_| a.len() % 2 == 0) {
+        return Err(PgError::new(sqlstate::INVALID_PARAMETER_VALUE, format!("argument {}: key must not be null", 2 * i + 1)));
+    }
     check_build_object_args(&a, "jsonb_build_object")?;
     let settings = c.env.settings();
     let mut members = Vec::with_capacity(a.len() / 2);
@@ -487,6 +490,42 @@ pub fn jsonb_object_agg_final(pairs: &[Datum], key_ty: Oid, val_ty: Oid, setting
         members.push((object_key(&kv[0], key_ty, settings)?, datum_to_jsonb(&kv[1], val_ty, settings)?));
     }
     jsonb_datum(Jsonb::object(members))
+}
+
+/// The builders called with an explicit VARIADIC array: its elements
+/// (flattened, of the array's element type) are the arguments; a NULL
+/// array gives NULL.
+fn spread_variadic(a: &[Datum], c: &FnCtx, f: super::PlainFn) -> PgResult<Datum> {
+    let Datum::Array(arr) = &a[0] else { return Ok(Datum::Null) };
+    let types = vec![tusk_types::SqlType::new(arr.element_type); arr.elements.len()];
+    let spread = FnCtx { arg_types: &types, ret: c.ret, env: c.env, func: c.func };
+    f(&arr.elements, &spread)
+}
+
+fn json_build_object_spread(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    spread_variadic(a, c, json_build_object)
+}
+fn json_build_array_spread(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    spread_variadic(a, c, json_build_array)
+}
+fn jsonb_build_object_spread(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    spread_variadic(a, c, jsonb_build_object)
+}
+fn jsonb_build_array_spread(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
+    spread_variadic(a, c, jsonb_build_array)
+}
+
+/// The implementation of `prosrc` for a call with an explicit VARIADIC
+/// array, for the VARIADIC "any" functions that take one.
+pub fn spreads_variadic(prosrc: &str) -> Option<super::ScalarFn> {
+    let f: super::PlainFn = match prosrc {
+        "json_build_object" => json_build_object_spread,
+        "json_build_array" => json_build_array_spread,
+        "jsonb_build_object" => jsonb_build_object_spread,
+        "jsonb_build_array" => jsonb_build_array_spread,
+        _ => return None,
+    };
+    Some(super::ScalarFn::Plain(f))
 }
 
 pub(super) fn register(r: &mut Registry) {

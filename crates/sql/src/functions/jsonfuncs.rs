@@ -1000,7 +1000,7 @@ fn populate_value(v: JsonValue, ty: tusk_types::SqlType, key: &str, settings: &c
     let elem = crate::catalog::builtins().element_of(ty.oid);
     if elem != 0 && !v.is_string() {
         if v.elements().is_none() {
-            return Err(invalid_parameter("expected JSON array").with_hint(format!("See the value of key \"{key}\".")));
+            return Err(PgError::new(sqlstate::INVALID_TEXT_REPRESENTATION, "expected JSON array").with_hint(format!("See the value of key \"{key}\".")));
         }
         return populate_array(v, tusk_types::SqlType { oid: elem, typmod: ty.typmod }, key, settings);
     }
@@ -1008,7 +1008,7 @@ fn populate_value(v: JsonValue, ty: tusk_types::SqlType, key: &str, settings: &c
 }
 
 fn malformed_array() -> PgError {
-    invalid_parameter("malformed JSON array").with_detail("Multidimensional arrays must have sub-arrays with matching dimensions.")
+    PgError::new(sqlstate::INVALID_TEXT_REPRESENTATION, "malformed JSON array").with_detail("Multidimensional arrays must have sub-arrays with matching dimensions.")
 }
 
 /// populate_array: nested JSON arrays as a (multi-dimensional) array.
