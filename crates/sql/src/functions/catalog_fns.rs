@@ -758,7 +758,8 @@ fn pg_partition_ancestors(a: &[Datum], c: &FnCtx) -> PgResult<SetIter> {
 fn to_regtype(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
     match super::cast::regtype_in(arg_str(a, 0).trim()) {
         Ok(t) => Ok(Datum::Oid(t)),
-        Err(e) if e.code == tusk_types::sqlstate::UNDEFINED_OBJECT => Ok(Datum::Null),
+        // A missing schema in a qualified name is no type either.
+        Err(e) if e.code == tusk_types::sqlstate::UNDEFINED_OBJECT || e.code == tusk_types::sqlstate::INVALID_SCHEMA_NAME => Ok(Datum::Null),
         Err(e) => Err(e),
     }
 }
