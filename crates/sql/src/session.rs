@@ -335,6 +335,7 @@ impl SqlSession {
     /// Starts a statement: a fresh snapshot under READ COMMITTED.
     pub fn begin_statement(&mut self) {
         self.stmt_start.set(now_micros());
+        tusk_types::error::set_max_stack_depth_kb(self.settings.borrow().max_stack_depth_kb);
         if let Some(t) = self.txn.as_mut() {
             t.begin_statement();
         }
@@ -1327,6 +1328,13 @@ impl<'a> Env for SessionEnv<'a> {
 
     fn call_trigger(&self, func: Oid, data: &crate::procedural::TriggerData) -> PgResult<Datum> {
         crate::fmgr::call_trigger(self.s, self.catalog, func, data)
+    }
+
+    fn check_domain(&self, value: Datum, domain: SqlType) -> PgResult<Datum> {
+        let base = crate::catalog::types::base_type(domain);
+        let settings = self.s.settings.borrow().clone();
+        let check = self.s.analyzer(self.catalog, &settings, &[], "").coerce_to_domain(crate::expr::Expr::Const(value, base), domain)?;
+        self.s.with_exec(self.catalog, |cx| crate::executor::eval(&check, &[], cx))
     }
 
     fn prepared_statements(&self) -> Vec<(String, PreparedStatementInfo)> {

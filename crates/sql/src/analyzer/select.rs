@@ -511,7 +511,7 @@ impl<'a> Analyzer<'a> {
             e = record_function_with_columns(self.env.catalog, e, defs, call_location(call))?;
         }
         // A function returning a named composite type yields its fields.
-        let composite = if coldefs.is_none() { crate::catalog::types::composite_fields(e.ty().oid) } else { None };
+        let composite = if coldefs.is_none() { crate::catalog::types::composite_fields(crate::catalog::types::base_type(e.ty()).oid) } else { None };
         let (mut names, types) = match &e {
             _ if coldefs.is_some() => coldefs.clone().unwrap_or_default().into_iter().unzip(),
             _ if composite.is_some() => composite.as_deref().cloned().unwrap_or_default().into_iter().unzip(),
@@ -539,7 +539,7 @@ impl<'a> Analyzer<'a> {
         }
         let alias_name = rf.alias.as_ref().map(|a| a.aliasname.clone()).unwrap_or_else(|| fname.clone());
         if let Some(a) = &rf.alias {
-            if names.len() == 1 + rf.ordinality as usize && a.colnames.is_empty() && out_name.is_none() {
+            if names.len() == 1 + rf.ordinality as usize && a.colnames.is_empty() && out_name.is_none() && composite.is_none() && coldefs.is_none() {
                 names[0] = a.aliasname.clone();
             }
             for (i, c) in a.colnames.iter().enumerate() {
@@ -802,7 +802,7 @@ impl<'a> Analyzer<'a> {
         None
     }
 
-    fn expand_star(&mut self, cr: &pb::ColumnRef) -> PgResult<Vec<TargetEntry>> {
+    pub(crate) fn expand_star(&mut self, cr: &pb::ColumnRef) -> PgResult<Vec<TargetEntry>> {
         let qual: Vec<&str> = cr.fields.iter().filter_map(node_string).collect();
         let mut out = Vec::new();
         if qual.is_empty() {
@@ -1757,7 +1757,7 @@ fn record_function_with_columns(b: &crate::catalog::DbCatalog, e: Expr, defs: &[
         return Err(PgError::new(sqlstate::SYNTAX_ERROR, "a column definition list is only allowed for functions returning \"record\"").with_position(pos(location)));
     }
     let src = b.proc(func.oid).map(|p| p.src.clone()).unwrap_or_default();
-    if crate::functions::jsonfuncs::takes_column_definitions(&src) {
+    if crate::functions::json_populate::takes_column_definitions(&src) {
         let names = defs.iter().map(|(n, _)| Datum::text(n)).collect();
         let types = defs.iter().map(|(_, t)| Datum::Int8(((t.oid as i64) << 32) | (t.typmod as u32 as i64))).collect();
         args.push(Expr::Const(Datum::Array(Arc::new(tusk_types::array::Array::from_vec(oid::TEXT, names))), SqlType::new(oid::TEXT_ARRAY)));

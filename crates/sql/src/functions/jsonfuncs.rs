@@ -11,7 +11,6 @@
 
 use std::sync::Arc;
 
-use tusk_types::array::Array;
 use tusk_types::json::{escape_json_into, parse, JsonKind, JsonTree};
 use tusk_types::jsonb::Jsonb;
 use tusk_types::numeric::Numeric;
@@ -20,7 +19,7 @@ use tusk_types::{sqlstate, Datum, PgError, PgResult};
 
 use super::{plain, set, FnCtx, Registry, SetIter};
 
-fn invalid_parameter(msg: impl Into<String>) -> PgError {
+pub(super) fn invalid_parameter(msg: impl Into<String>) -> PgError {
     PgError::new(sqlstate::INVALID_PARAMETER_VALUE, msg.into())
 }
 
@@ -32,11 +31,11 @@ fn jsonb_arg(d: &Datum) -> PgResult<Arc<Jsonb>> {
     }
 }
 
-fn jsonb_datum(j: Jsonb) -> Datum {
+pub(super) fn jsonb_datum(j: Jsonb) -> Datum {
     Datum::Jsonb(Arc::new(j))
 }
 
-fn json_src(d: &Datum) -> &str {
+pub(super) fn json_src(d: &Datum) -> &str {
     d.as_str().unwrap_or("")
 }
 
@@ -689,7 +688,7 @@ fn json_as_text(src: &str, t: &JsonTree) -> Datum {
 }
 
 /// The member `key` of a json object (the last of duplicates).
-fn json_field<'a>(t: &'a JsonTree, key: &str) -> Option<&'a JsonTree> {
+pub(super) fn json_field<'a>(t: &'a JsonTree, key: &str) -> Option<&'a JsonTree> {
     match &t.kind {
         JsonKind::Object(members) => members.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v),
         _ => None,
@@ -916,234 +915,5 @@ pub(super) fn register(r: &mut Registry) {
     set(r, &["json_array_elements_text"], json_array_elements_text);
     set(r, &["json_object_keys"], json_object_keys);
     plain(r, &["json_strip_nulls"], json_strip_nulls);
-    register_populate(r);
-}
-
-// ---------------------------------------------------------------- populate
-
-/// The functions that build rows from a column definition list.
-pub fn takes_column_definitions(src: &str) -> bool {
-    matches!(src, "json_to_record" | "json_to_recordset" | "jsonb_to_record" | "jsonb_to_recordset")
-}
-
-/// A JSON value of either type: a span of json text, or a jsonb value.
-#[derive(Clone, Copy)]
-enum JsonValue<'a> {
-    Json(&'a str, &'a JsonTree),
-    Jsonb(&'a Jsonb),
-}
-
-impl<'a> JsonValue<'a> {
-    fn is_null(self) -> bool {
-        match self {
-            JsonValue::Json(_, t) => t.kind == JsonKind::Null,
-            JsonValue::Jsonb(j) => matches!(j, Jsonb::Null),
-        }
-    }
-
-    /// Elements, if an array.
-    fn elements(self) -> Option<Vec<JsonValue<'a>>> {
-        match self {
-            JsonValue::Json(src, JsonTree { kind: JsonKind::Array(items), .. }) => Some(items.iter().map(|t| JsonValue::Json(src, t)).collect()),
-            JsonValue::Jsonb(Jsonb::Array(items)) => Some(items.iter().map(JsonValue::Jsonb).collect()),
-            _ => None,
-        }
-    }
-
-    fn is_object(self) -> bool {
-        matches!(self, JsonValue::Json(_, JsonTree { kind: JsonKind::Object(_), .. }) | JsonValue::Jsonb(Jsonb::Object(_)))
-    }
-
-    fn field(self, key: &str) -> Option<JsonValue<'a>> {
-        match self {
-            JsonValue::Json(src, t) => json_field(t, key).map(|v| JsonValue::Json(src, v)),
-            JsonValue::Jsonb(j) => j.get(key).map(JsonValue::Jsonb),
-        }
-    }
-
-    /// The text an input function gets: a string's value, anything else
-    /// as written.
-    fn input_text(self) -> String {
-        match self {
-            JsonValue::Json(_, JsonTree { kind: JsonKind::String(s), .. }) => s.clone(),
-            JsonValue::Json(src, t) => t.text(src).to_string(),
-            JsonValue::Jsonb(Jsonb::String(s)) => s.clone(),
-            JsonValue::Jsonb(j) => j.to_string(),
-        }
-    }
-
-    fn is_string(self) -> bool {
-        matches!(self, JsonValue::Json(_, JsonTree { kind: JsonKind::String(_), .. }) | JsonValue::Jsonb(Jsonb::String(_)))
-    }
-}
-
-/// populate_record_field: a JSON value as a column of type `ty`.
-fn populate_value(v: JsonValue, ty: tusk_types::SqlType, key: &str, settings: &crate::settings::Settings) -> PgResult<Datum> {
-    if v.is_null() {
-        return Ok(Datum::Null);
-    }
-    match ty.oid {
-        oid::JSONB => {
-            return Ok(match v {
-                JsonValue::Jsonb(j) => jsonb_datum(j.clone()),
-                JsonValue::Json(src, t) => jsonb_datum(Jsonb::parse(t.text(src))?),
-            })
-        }
-        oid::JSON => {
-            return Ok(match v {
-                JsonValue::Jsonb(j) => Datum::Json(Arc::from(j.to_string())),
-                JsonValue::Json(src, t) => Datum::Json(Arc::from(t.text(src))),
-            })
-        }
-        _ => {}
-    }
-    let elem = crate::catalog::builtins().element_of(ty.oid);
-    if elem != 0 && !v.is_string() {
-        if v.elements().is_none() {
-            return Err(PgError::new(sqlstate::INVALID_TEXT_REPRESENTATION, "expected JSON array").with_hint(format!("See the value of key \"{key}\".")));
-        }
-        return populate_array(v, tusk_types::SqlType { oid: elem, typmod: ty.typmod }, key, settings);
-    }
-    super::io::parse_text(&v.input_text(), ty, settings, false)
-}
-
-fn malformed_array() -> PgError {
-    PgError::new(sqlstate::INVALID_TEXT_REPRESENTATION, "malformed JSON array").with_detail("Multidimensional arrays must have sub-arrays with matching dimensions.")
-}
-
-/// populate_array: nested JSON arrays as a (multi-dimensional) array.
-fn populate_array(v: JsonValue, elem: tusk_types::SqlType, key: &str, settings: &crate::settings::Settings) -> PgResult<Datum> {
-    // The dimensions follow the first element at each level.
-    let mut dims: Vec<usize> = Vec::new();
-    let mut cur = Some(v);
-    while let Some(items) = cur.and_then(JsonValue::elements) {
-        dims.push(items.len());
-        cur = items.first().copied();
-    }
-    let mut elements = Vec::new();
-    fn walk(v: JsonValue, level: usize, dims: &[usize], elem: tusk_types::SqlType, key: &str, settings: &crate::settings::Settings, out: &mut Vec<Datum>) -> PgResult<()> {
-        if level == dims.len() {
-            out.push(populate_value(v, elem, key, settings)?);
-            return Ok(());
-        }
-        let items = v.elements().ok_or_else(malformed_array)?;
-        if items.len() != dims[level] {
-            return Err(malformed_array());
-        }
-        for item in items {
-            if level + 1 < dims.len() && item.elements().is_none() {
-                return Err(malformed_array());
-            }
-            walk(item, level + 1, dims, elem, key, settings, out)?;
-        }
-        Ok(())
-    }
-    walk(v, 0, &dims, elem, key, settings, &mut elements)?;
-    let array = if elements.is_empty() {
-        Array::empty(elem.oid)
-    } else {
-        Array { element_type: elem.oid, dims: dims.iter().map(|&n| (n as i32, 1)).collect(), elements }
-    };
-    Ok(Datum::Array(Arc::new(array)))
-}
-
-/// The column definition list the analyzer appended to the call.
-fn column_definitions(a: &[Datum]) -> Vec<(String, tusk_types::SqlType)> {
-    let n = a.len();
-    let (Some(Datum::Array(names)), Some(Datum::Array(types))) = (n.checked_sub(2).and_then(|i| a.get(i)), a.last()) else { return Vec::new() };
-    names
-        .elements
-        .iter()
-        .zip(types.elements.iter())
-        .map(|(name, ty)| {
-            let packed = ty.as_i64().unwrap_or(0);
-            (name.as_str().unwrap_or("").to_string(), tusk_types::SqlType { oid: (packed >> 32) as Oid, typmod: packed as u32 as i32 })
-        })
-        .collect()
-}
-
-fn populate_record(v: JsonValue, cols: &[(String, tusk_types::SqlType)], settings: &crate::settings::Settings) -> PgResult<Datum> {
-    let fields = cols
-        .iter()
-        .map(|(name, ty)| match v.field(name) {
-            Some(f) => populate_value(f, *ty, name, settings),
-            None => Ok(Datum::Null),
-        })
-        .collect::<PgResult<Vec<_>>>()?;
-    Ok(Datum::Record(Arc::new(fields)))
-}
-
-fn composite_kind_error(v: JsonValue) -> PgError {
-    let kind = if v.elements().is_some() { "an array" } else { "a scalar" };
-    invalid_parameter(format!("cannot call populate_composite on {kind}"))
-}
-
-fn to_record(a: &[Datum], c: &FnCtx) -> PgResult<Datum> {
-    if a[0].is_null() {
-        return Ok(Datum::Null);
-    }
-    let cols = column_definitions(a);
-    let settings = c.env.settings();
-    match &a[0] {
-        Datum::Jsonb(j) => {
-            let v = JsonValue::Jsonb(j);
-            if !v.is_object() {
-                return Err(composite_kind_error(v));
-            }
-            populate_record(v, &cols, &settings)
-        }
-        d => {
-            let src = json_src(d);
-            let t = parse(src, true)?;
-            let v = JsonValue::Json(src, &t);
-            if !v.is_object() {
-                return Err(composite_kind_error(v));
-            }
-            populate_record(v, &cols, &settings)
-        }
-    }
-}
-
-fn to_recordset(a: &[Datum], c: &FnCtx) -> PgResult<SetIter> {
-    if a[0].is_null() {
-        return Ok(Box::new(std::iter::empty()));
-    }
-    let cols = column_definitions(a);
-    let settings = c.env.settings();
-    let jsonb = matches!(a[0], Datum::Jsonb(_));
-    let name = if jsonb { "jsonb_to_recordset" } else { "json_to_recordset" };
-    let rows = |v: JsonValue| -> PgResult<Vec<PgResult<Datum>>> {
-        let Some(items) = v.elements() else {
-            return Err(invalid_parameter(if jsonb {
-                format!("cannot call {name} on a non-array")
-            } else if v.is_object() {
-                format!("cannot call {name} on an object")
-            } else {
-                format!("cannot call {name} on a scalar")
-            }));
-        };
-        items
-            .into_iter()
-            .map(|item| {
-                if !item.is_object() {
-                    return Err(invalid_parameter(format!("argument of {name} must be an array of objects")));
-                }
-                Ok(populate_record(item, &cols, &settings))
-            })
-            .collect()
-    };
-    let out = match &a[0] {
-        Datum::Jsonb(j) => rows(JsonValue::Jsonb(j))?,
-        d => {
-            let src = json_src(d);
-            let t = parse(src, true)?;
-            rows(JsonValue::Json(src, &t))?
-        }
-    };
-    Ok(Box::new(out.into_iter()))
-}
-
-pub(super) fn register_populate(r: &mut Registry) {
-    plain(r, &["json_to_record", "jsonb_to_record"], to_record);
-    set(r, &["json_to_recordset", "jsonb_to_recordset"], to_recordset);
+    super::json_populate::register(r);
 }

@@ -19,6 +19,8 @@ mod formatting;
 pub mod io;
 pub mod json;
 pub mod jsonfuncs;
+pub mod json_populate;
+mod tsearch_json;
 pub mod limits;
 mod math;
 mod misc;
@@ -117,6 +119,12 @@ pub trait Env {
     }
     /// Calls a trigger function for one firing (see `fmgr::call_trigger`):
     /// the row it returned (a `Datum::Record`) or NULL.
+    /// A value of a domain's base type checked against the domain's NOT
+    /// NULL and CHECK constraints (for functions that build values of a
+    /// type known only at run time, as json_populate_record does).
+    fn check_domain(&self, _value: Datum, domain: SqlType) -> PgResult<Datum> {
+        Err(PgError::unsupported(format!("checking domain {} outside a session", domain.oid)))
+    }
     fn call_trigger(&self, func: Oid, _data: &crate::procedural::TriggerData) -> PgResult<Datum> {
         Err(PgError::unsupported(format!("calling trigger function {func} here")))
     }
@@ -250,6 +258,7 @@ fn registry() -> &'static Registry {
         cast::register(&mut r);
         xml::register(&mut r);
         tsearch::register(&mut r);
+        tsearch_json::register(&mut r);
         range::register(&mut r);
         notify::register(&mut r);
         plprofile::register(&mut r);
