@@ -24,7 +24,7 @@ pub const REGCONFIG: Oid = 3734;
 pub const REGDICTIONARY: Oid = 3769;
 
 /// Largest position a tsvector keeps (MAXENTRYPOS - 1); larger ones are clamped.
-const MAX_POS: u16 = 16383;
+pub(super) const MAX_POS: u16 = 16383;
 /// Positions kept per lexeme (MAXNUMPOS).
 const MAX_NUM_POS: usize = 256;
 /// Largest phrase distance (MAXENTRYPOS).
@@ -305,7 +305,7 @@ pub fn format_tsvector(lex: &[Lexeme]) -> String {
     out
 }
 
-fn tsvector_datum(lex: &[Lexeme]) -> Datum {
+pub(super) fn tsvector_datum(lex: &[Lexeme]) -> Datum {
     Datum::from_string(format_tsvector(lex))
 }
 
@@ -1248,7 +1248,7 @@ fn lexize(cfg: Config, t: TokenType, token: &str) -> Option<Vec<String>> {
 }
 
 /// (lexeme, position) pairs of a text, positions counting from 1.
-fn text_lexemes(cfg: Config, text: &str) -> Vec<(Option<String>, u16)> {
+pub(super) fn text_lexemes(cfg: Config, text: &str) -> Vec<(Option<String>, u16)> {
     let mut out = Vec::new();
     let mut pos: u32 = 0;
     for (t, tok) in parse_tokens(text) {
@@ -1366,12 +1366,12 @@ fn plain_query(cfg: Config, text: &str, phrase: bool, env: &dyn super::Env) -> O
     finish_query(node, env)
 }
 
-fn default_config(c: &FnCtx) -> PgResult<Config> {
+pub(super) fn default_config(c: &FnCtx) -> PgResult<Config> {
     let name = c.env.settings().show("default_text_search_config").unwrap_or_else(|_| "pg_catalog.simple".into());
     Config::from_oid(regconfig_in(&name)?)
 }
 
-fn cfg_arg(a: &[Datum], c: &FnCtx) -> PgResult<Config> {
+pub(super) fn cfg_arg(a: &[Datum], c: &FnCtx) -> PgResult<Config> {
     match &a[0] {
         Datum::Oid(o) => Config::from_oid(*o),
         _ => default_config(c),
