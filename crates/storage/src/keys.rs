@@ -11,7 +11,7 @@
 //! Equal values must encode equal (1.0 and 1.00; -0.0 and 0.0; '1 month' and
 //! '30 days'), because uniqueness is checked by key equality.
 
-use tusk_types::{Datum, PgError, PgResult};
+use tusk_types::{Datum, PgResult};
 
 pub const DATA_PREFIX: u8 = b'D';
 pub const CATALOG_PREFIX: u8 = b'C';
@@ -79,8 +79,15 @@ pub fn encode_key_datum(out: &mut Vec<u8>, d: &Datum) -> PgResult<()> {
         Datum::Net(n) => n.encode_key(out),
         Datum::Bits(b) => b.encode_key(out),
         Datum::Array(a) => encode_array(out, a)?,
-        Datum::Record(_) => {
-            return Err(PgError::unsupported("indexing record values"));
+        Datum::Record(fields) => {
+            // record_cmp's order: field by field, each with its NULL
+            // marker (a NULL field sorts after any value and equals
+            // another NULL, as btree record comparison has it), a shorter
+            // row first.
+            for f in fields.iter() {
+                encode_key_datum(out, f)?;
+            }
+            out.push(0x00);
         }
         Datum::Range(r) => encode_key_range(out, r)?,
         Datum::Multirange(m) => {

@@ -134,8 +134,18 @@ impl<'a> Analyzer<'a> {
             }
             NodeEnum::SubLink(s) => self.transform_sublink(s),
             NodeEnum::RowExpr(r) => {
-                // Unknown literals stay unknown: a row comparison gives them types.
-                let args = self.transform_list(&r.args)?;
+                // Unknown literals stay unknown: a row comparison gives them
+                // types. `t.*` spreads into t's columns, as in a target list
+                // (transformRowExpr expands stars).
+                let mut args = Vec::with_capacity(r.args.len());
+                for a in &r.args {
+                    match &a.node {
+                        Some(NodeEnum::ColumnRef(cr)) if cr.fields.len() > 1 && matches!(cr.fields.last().and_then(|f| f.node.as_ref()), Some(NodeEnum::AStar(_))) => {
+                            args.extend(self.expand_star(cr)?.into_iter().map(|t| t.expr));
+                        }
+                        _ => args.push(self.transform_expr(a)?),
+                    }
+                }
                 if args.len() > super::MAX_TUPLE_ATTRIBUTES {
                     return Err(PgError::new(
                         sqlstate::TOO_MANY_COLUMNS,
@@ -1869,8 +1879,9 @@ impl<'a> Analyzer<'a> {
     /// The names and types of a record value's fields, when they can be
     /// known (get_expr_result_tupdesc, expandRecordVariable).
     pub(crate) fn record_fields(&self, e: &Expr) -> Option<Vec<(String, SqlType)>> {
-        // A value of a named composite type has its type's fields.
-        if let Some(fields) = crate::catalog::types::composite_fields(e.ty().oid) {
+        // A value of a named composite type (or of a domain over one) has
+        // its type's fields.
+        if let Some(fields) = crate::catalog::types::composite_fields(crate::catalog::types::base_type(e.ty()).oid) {
             return Some(fields.to_vec());
         }
         match e {

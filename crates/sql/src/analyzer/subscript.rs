@@ -71,8 +71,11 @@ impl<'a> Analyzer<'a> {
         if indices.is_empty() {
             return Ok(base);
         }
+        // A domain's value is subscripted as its base type's
+        // (transformContainerType), and the result is of the base type.
+        let ty = crate::catalog::types::base_type(base.ty());
         // jsonb has its own subscripting (jsonbsubs.c): keys and positions.
-        if base.ty().oid == tusk_types::oid::JSONB {
+        if ty.oid == tusk_types::oid::JSONB {
             let slice = indices.iter().any(|ix| ix.is_slice);
             let mut subs = Vec::with_capacity(indices.len());
             for ix in indices {
@@ -82,7 +85,6 @@ impl<'a> Analyzer<'a> {
             }
             return self.jsonb_subscript_fetch(base, subs, slice);
         }
-        let ty = base.ty();
         let elem = self.subscript_element(ty, base_location)?;
         let (indexes, slice) = self.transform_subscripts(indices)?;
         let out_ty = if slice { ty } else { SqlType::new(elem.oid) };
@@ -107,7 +109,10 @@ impl<'a> Analyzer<'a> {
                 _ => return Err(PgError::unsupported("assignment to a field of a composite value")),
             }
         }
-        let ty = base.ty();
+        // Into a domain over an array: the base array is assigned, then
+        // checked against the domain again.
+        let domain = crate::catalog::types::domain(base.ty().oid).is_some().then(|| base.ty());
+        let ty = crate::catalog::types::base_type(base.ty());
         let elem = self.b.element_of(ty.oid);
         if elem == 0 {
             return Err(PgError::new(
@@ -137,6 +142,10 @@ impl<'a> Analyzer<'a> {
                 .with_position(pos(location)))
             }
         };
-        Ok(Expr::SubscriptAssign { arg: Box::new(base), indexes, slice, value: Box::new(value), ty })
+        let assigned = Expr::SubscriptAssign { arg: Box::new(base), indexes, slice, value: Box::new(value), ty };
+        match domain {
+            Some(d) => self.coerce_to_domain(assigned, d),
+            None => Ok(assigned),
+        }
     }
 }
