@@ -256,9 +256,7 @@ pub const MAX_TREE_DEPTH: usize = 12_000;
 
 /// PostgreSQL's answer to a statement nested too deeply.
 pub fn stack_depth_error() -> PgError {
-    PgError::new(sqlstate::STATEMENT_TOO_COMPLEX, "stack depth limit exceeded").with_hint(
-        "Increase the configuration parameter \"max_stack_depth\" (currently 2048kB), after ensuring the platform's stack depth limit is adequate.",
-    )
+    tusk_types::error::stack_depth_error()
 }
 
 /// Statements longer than this are scanned for nesting before parsing.

@@ -90,6 +90,9 @@ fn table() -> &'static GucTable {
                 "DateStyle" => d.boot = "ISO, MDY".into(),
                 "default_text_search_config" => d.boot = "pg_catalog.english".into(),
                 "max_connections" => d.boot = "100".into(),
+                // PostgreSQL's startup value (its boot value, 100, is replaced
+                // from the stack rlimit before any session sees it).
+                "max_stack_depth" => d.boot = "2048".into(),
                 "shared_buffers" => d.boot = "16384".into(),
                 "transaction_isolation" => d.boot = "read committed".into(),
                 "client_connection_check_interval" => {
@@ -191,6 +194,9 @@ pub struct Settings {
     pub bytea_output_hex: bool,
     pub standard_conforming_strings: bool,
     pub work_mem_kb: u64,
+    /// max_stack_depth, which the 54001 error's HINT reports (the real
+    /// limit is the thread's stack; see `stack`).
+    pub max_stack_depth_kb: u64,
     pub default_isolation_repeatable: bool,
     pub default_serializable: bool,
     pub default_deferrable: bool,
@@ -231,6 +237,7 @@ impl Default for Settings {
             bytea_output_hex: true,
             standard_conforming_strings: true,
             work_mem_kb: 4096,
+            max_stack_depth_kb: 2048,
             default_isolation_repeatable: false,
             default_serializable: false,
             default_deferrable: false,
@@ -586,6 +593,10 @@ impl Settings {
             }
             "work_mem" => {
                 self.work_mem_kb = canonical.parse().unwrap_or(4096);
+                canonical
+            }
+            "max_stack_depth" => {
+                self.max_stack_depth_kb = canonical.parse().unwrap_or(2048);
                 canonical
             }
             "standard_conforming_strings" => {

@@ -350,3 +350,22 @@ macro_rules! bail {
         return Err($crate::pg_err!($code, $($arg)*))
     };
 }
+
+thread_local! {
+    /// The session's max_stack_depth setting in kB, for the HINT of
+    /// `stack_depth_error` (sessions run one per thread).
+    static MAX_STACK_DEPTH_KB: std::cell::Cell<u64> = const { std::cell::Cell::new(2048) };
+}
+
+/// Records the calling thread's session's max_stack_depth (kB).
+pub fn set_max_stack_depth_kb(kb: u64) {
+    MAX_STACK_DEPTH_KB.with(|c| c.set(kb));
+}
+
+/// PostgreSQL's check_stack_depth() error.
+pub fn stack_depth_error() -> PgError {
+    let kb = MAX_STACK_DEPTH_KB.with(|c| c.get());
+    PgError::new(sqlstate::STATEMENT_TOO_COMPLEX, "stack depth limit exceeded").with_hint(format!(
+        "Increase the configuration parameter \"max_stack_depth\" (currently {kb}kB), after ensuring the platform's stack depth limit is adequate."
+    ))
+}

@@ -366,9 +366,7 @@ struct Parser<'a> {
 }
 
 pub fn stack_depth_error() -> PgError {
-    PgError::new(sqlstate::STATEMENT_TOO_COMPLEX, "stack depth limit exceeded").with_hint(
-        "Increase the configuration parameter \"max_stack_depth\" (currently 2048kB), after ensuring the platform's stack depth limit is adequate.",
-    )
+    crate::error::stack_depth_error()
 }
 
 impl<'a> Parser<'a> {
