@@ -372,6 +372,36 @@ pub fn alter_domain(s: &mut SqlSession, stmt: &pb::AlterDomainStmt, sql: &str) -
     s.reload_txn_catalog()
 }
 
+/// The user types that hold a value of the domain (or of a domain over
+/// it, as `over` tells) inside them: arrays of such types, composite types
+/// with a field of one, domains over one; to a fixpoint.
+fn domain_containers(types: &crate::catalog::types::UserTypes, over: &dyn Fn(Oid) -> bool) -> std::collections::HashSet<Oid> {
+    use crate::catalog::types::UserTypeKind;
+    let mut found = std::collections::HashSet::new();
+    loop {
+        let before = found.len();
+        for (&oid, t) in &types.by_oid {
+            if found.contains(&oid) {
+                continue;
+            }
+            let holds = |x: Oid| over(x) || found.contains(&x);
+            let contains = match &t.kind {
+                UserTypeKind::Array { element } => holds(*element),
+                UserTypeKind::Composite { .. } => types.composite_fields(oid).is_some_and(|f| f.iter().any(|(_, ty)| holds(ty.oid))),
+                UserTypeKind::Domain(d) => found.contains(&d.base.oid),
+                #[allow(unreachable_patterns)]
+                _ => false,
+            };
+            if contains {
+                found.insert(oid);
+            }
+        }
+        if found.len() == before {
+            return found;
+        }
+    }
+}
+
 /// validateDomainConstraint / ALTER DOMAIN SET NOT NULL's scan: every
 /// stored value of a column of the domain (or of a domain over it) must
 /// pass the domain's constraints as they now stand.
@@ -393,6 +423,16 @@ fn validate_domain_columns(d: &Ddl, domain: Oid, not_null: bool, checks: bool) -
     };
     let mut rels: Vec<&std::sync::Arc<crate::catalog::Relation>> = cat.relations.values().filter(|r| r.kind == RelKind::Table).collect();
     rels.sort_by_key(|r| r.oid);
+    // get_rels_with_domain: a column holding the domain inside another
+    // type (an array of it, a composite with a field of it, a domain over
+    // such a type) cannot be checked in place, and PostgreSQL refuses.
+    let containers = domain_containers(&cat.user_types, &over);
+    for rel in &rels {
+        if let Some((_, col)) = rel.live_columns().find(|(_, c)| containers.contains(&c.type_oid)) {
+            let name = crate::analyzer::types::format_type(crate::catalog::builtins(), domain, -1);
+            return Err(PgError::new(sqlstate::FEATURE_NOT_SUPPORTED, format!("cannot alter type \"{name}\" because column \"{}.{}\" uses it", rel.name, col.name)));
+        }
+    }
     for rel in rels {
         for (_, col) in rel.live_columns().filter(|(_, c)| over(c.type_oid)) {
             let ident = crate::functions::quote_ident(&col.name);
