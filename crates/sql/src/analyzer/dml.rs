@@ -520,6 +520,9 @@ impl<'a> Analyzer<'a> {
     /// current column values subscripted assignments (`SET a[1] = x`) start from.
     fn transform_set_list(&mut self, list: &[Node], rel: &Relation, view: Option<&ViewTarget>, target_rte: usize) -> PgResult<Vec<(usize, Expr)>> {
         let mut out: Vec<(usize, Expr)> = Vec::new();
+        // The columns assigned through subscripts or fields so far: a later
+        // such assignment to one of them applies to the earlier one's result.
+        let mut indirect: std::collections::HashSet<usize> = std::collections::HashSet::new();
         self.level().agg_forbidden = Some("UPDATE");
         let mut multi_source: Option<Vec<Expr>> = None;
         for item in list {
@@ -543,7 +546,7 @@ impl<'a> Analyzer<'a> {
             // Several subscripted assignments to one column apply in
             // turn, each to the result of the one before (rewriteTargetListIU).
             let earlier = out.iter().position(|(c, _)| *c == col);
-            if earlier.is_some() && (rt.indirection.is_empty() || !matches!(out[earlier.unwrap()].1, Expr::SubscriptAssign { .. })) {
+            if earlier.is_some() && (rt.indirection.is_empty() || !indirect.contains(&col)) {
                 self.level().agg_forbidden = None;
                 return Err(PgError::new(
                     sqlstate::DUPLICATE_COLUMN,
@@ -624,6 +627,7 @@ impl<'a> Analyzer<'a> {
                     }
                 };
                 out.push((col, e));
+                indirect.insert(col);
                 continue;
             }
             let e = self.assign_value(e, rel, col, expr_location(val))?;

@@ -91,9 +91,10 @@ impl<'a> Analyzer<'a> {
         Ok(Expr::Subscript { arg: Box::new(base), indexes, slice, ty: out_ty })
     }
 
-    /// transformAssignmentIndirection for array subscripts: the value of
-    /// column `column` (currently `base`) after `column[...] = value`.
-    /// `location` is the target's, for errors.
+    /// transformAssignmentIndirection: the value of column `column`
+    /// (currently `base`) after `column[...].field... = value`, as a chain
+    /// of subscripted assignments and field stores. `location` is the
+    /// target's, for errors.
     pub(crate) fn subscript_assignment(
         &mut self,
         base: Expr,
@@ -102,50 +103,126 @@ impl<'a> Analyzer<'a> {
         column: &str,
         location: i32,
     ) -> PgResult<Expr> {
-        let mut indices = Vec::new();
-        for n in indirection {
+        crate::stack::check()?;
+        let mut indices: Vec<&pb::AIndices> = Vec::new();
+        for (i, n) in indirection.iter().enumerate() {
             match &n.node {
                 Some(pg_query::NodeEnum::AIndices(ix)) => indices.push(ix.as_ref()),
-                _ => return Err(PgError::unsupported("assignment to a field of a composite value")),
+                Some(pg_query::NodeEnum::String(field)) => {
+                    if !indices.is_empty() {
+                        return self.assign_subscripts(base, &indices, &indirection[i..], value, column, location);
+                    }
+                    return self.assign_field(base, &field.sval, &indirection[i + 1..], value, column, location);
+                }
+                _ => return Err(PgError::unsupported("this kind of assignment indirection")),
             }
         }
-        // Into a domain over an array: the base array is assigned, then
-        // checked against the domain again.
+        if !indices.is_empty() {
+            return self.assign_subscripts(base, &indices, &[], value, column, location);
+        }
+        Ok(value)
+    }
+
+    /// `value` as the target type of an assignment, or PostgreSQL's error
+    /// for a subscripted or a field target.
+    fn assignment_value(&mut self, value: Expr, needed: SqlType, target: &str, subscripted: bool, location: i32) -> PgResult<Expr> {
+        match self.try_coerce(value, needed, CoercionContext::Assignment, location)? {
+            Ok(v) => Ok(v),
+            Err(v) => {
+                let (want, got) = (display_type(self.b, SqlType::new(needed.oid)), display_type(self.b, v.ty()));
+                let message = if subscripted {
+                    format!("subscripted assignment to \"{target}\" requires type {want} but expression is of type {got}")
+                } else {
+                    format!("subfield \"{target}\" is of type {want} but expression is of type {got}")
+                };
+                Err(PgError::new(sqlstate::DATATYPE_MISMATCH, message)
+                    .with_hint("You will need to rewrite or cast the expression.")
+                    .with_position(pos(location)))
+            }
+        }
+    }
+
+    /// transformAssignmentSubscripts: `base[...]` assigned, the element
+    /// itself being assigned through `rest` when more indirection follows.
+    /// A domain over an array takes the base array's assignment and is
+    /// checked again.
+    fn assign_subscripts(
+        &mut self,
+        base: Expr,
+        indices: &[&pb::AIndices],
+        rest: &[pb::Node],
+        value: Expr,
+        column: &str,
+        location: i32,
+    ) -> PgResult<Expr> {
         let domain = crate::catalog::types::domain(base.ty().oid).is_some().then(|| base.ty());
         let ty = crate::catalog::types::base_type(base.ty());
         let elem = self.b.element_of(ty.oid);
         if elem == 0 {
             return Err(PgError::new(
                 sqlstate::DATATYPE_MISMATCH,
-                format!(
-                    "cannot subscript type {} because it does not support subscripting",
-                    display_type(self.b, ty)
-                ),
+                format!("cannot subscript type {} because it does not support subscripting", display_type(self.b, ty)),
             )
             .with_position(pos(location)));
         }
-        let (indexes, slice) = self.transform_subscripts(&indices)?;
+        let (indexes, slice) = self.transform_subscripts(indices)?;
         let needed = if slice { ty } else { SqlType { oid: elem, typmod: ty.typmod } };
-        let value = match self.try_coerce(value, needed, CoercionContext::Assignment, location)? {
-            Ok(v) => v,
-            Err(v) => {
-                return Err(PgError::new(
-                    sqlstate::DATATYPE_MISMATCH,
-                    format!(
-                        "subscripted assignment to \"{}\" requires type {} but expression is of type {}",
-                        column,
-                        display_type(self.b, SqlType::new(needed.oid)),
-                        display_type(self.b, v.ty())
-                    ),
-                )
-                .with_hint("You will need to rewrite or cast the expression.")
-                .with_position(pos(location)))
-            }
+        let value = if rest.is_empty() {
+            self.assignment_value(value, needed, column, true, location)?
+        } else {
+            let current = Expr::Subscript { arg: Box::new(base.clone()), indexes: indexes.clone(), slice, ty: needed };
+            self.subscript_assignment(current, rest, value, column, location)?
         };
         let assigned = Expr::SubscriptAssign { arg: Box::new(base), indexes, slice, value: Box::new(value), ty };
         match domain {
             Some(d) => self.coerce_to_domain(assigned, d),
             None => Ok(assigned),
+        }
+    }
+
+    /// A field store: `base` with field `field` assigned (through `rest`
+    /// when more indirection follows) and its other fields kept; a NULL
+    /// base gives NULL other fields. A domain over a composite is checked
+    /// again.
+    fn assign_field(&mut self, base: Expr, field: &str, rest: &[pb::Node], value: Expr, column: &str, location: i32) -> PgResult<Expr> {
+        let domain = crate::catalog::types::domain(base.ty().oid).is_some().then(|| base.ty());
+        let row_type = crate::catalog::types::base_type(base.ty());
+        let Some(fields) = crate::catalog::types::composite_fields(row_type.oid) else {
+            return Err(PgError::new(
+                sqlstate::DATATYPE_MISMATCH,
+                format!(
+                    "cannot assign to field \"{field}\" of column \"{column}\" because its type {} is not a composite type",
+                    display_type(self.b, base.ty())
+                ),
+            )
+            .with_position(pos(location)));
+        };
+        let Some(k) = fields.iter().position(|(n, _)| n == field) else {
+            return Err(PgError::new(
+                sqlstate::UNDEFINED_COLUMN,
+                format!(
+                    "cannot assign to field \"{field}\" of column \"{column}\" because there is no such column in data type {}",
+                    display_type(self.b, base.ty())
+                ),
+            )
+            .with_position(pos(location)));
+        };
+        let field_ty = fields[k].1;
+        let new_value = if rest.is_empty() {
+            self.assignment_value(value, field_ty, field, false, location)?
+        } else {
+            let current = Expr::FieldSelect { arg: Box::new(base.clone()), field: k, ty: field_ty };
+            self.subscript_assignment(current, rest, value, column, location)?
+        };
+        let args = fields
+            .iter()
+            .enumerate()
+            .map(|(i, (_, ty))| if i == k { new_value.clone() } else { Expr::FieldSelect { arg: Box::new(base.clone()), field: i, ty: *ty } })
+            .collect();
+        let stored = Expr::Row { args, ty: row_type };
+        match domain {
+            Some(d) => self.coerce_to_domain(stored, d),
+            None => Ok(stored),
         }
     }
 }
