@@ -73,6 +73,11 @@ pub fn coercion_path(b: &Builtins, source: Oid, target: Oid, ctx: CoercionContex
         }
         return if c.method == 'b' { CoercionPath::Relabel } else { CoercionPath::Convert };
     }
+    // A user range type's explicit cast to its multirange (the pg_cast row
+    // DefineRange makes; the built-in ones are in pg_cast above).
+    if ctx == CoercionContext::Explicit && crate::catalog::ranges::range_type_of_multirange(target).is_some_and(|rt| rt.oid == source) {
+        return CoercionPath::Convert;
+    }
     // Arrays coerce element by element (not into oidvector and int2vector,
     // whose elements are arrays only to subscripting, as in find_coercion_pathway).
     let (se, te) = (b.element_of(source), b.element_of(target));
