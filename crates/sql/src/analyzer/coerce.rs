@@ -73,6 +73,11 @@ pub fn coercion_path(b: &Builtins, source: Oid, target: Oid, ctx: CoercionContex
         }
         return if c.method == 'b' { CoercionPath::Relabel } else { CoercionPath::Convert };
     }
+    // A user range type's explicit cast to its multirange (the pg_cast row
+    // DefineRange makes; the built-in ones are in pg_cast above).
+    if ctx == CoercionContext::Explicit && crate::catalog::ranges::range_type_of_multirange(target).is_some_and(|rt| rt.oid == source) {
+        return CoercionPath::Convert;
+    }
     // Arrays coerce element by element (not into oidvector and int2vector,
     // whose elements are arrays only to subscripting, as in find_coercion_pathway).
     let (se, te) = (b.element_of(source), b.element_of(target));
@@ -259,10 +264,12 @@ fn polymorphic_consistent(b: &Builtins, inputs: &[Oid], args: &[Oid]) -> bool {
     let mut elem: Option<Oid> = None;
     let mut compat: Vec<Oid> = Vec::new();
     let mut compat_range: Option<Oid> = None;
+    let mut saw_range = false;
     for (&s, &t) in inputs.iter().zip(args) {
         if s == oid::UNKNOWN {
             continue;
         }
+        saw_range |= is_range_family(t);
         let e = match t {
             oid::ANYELEMENT | oid::ANYNONARRAY | oid::ANYENUM => s,
             oid::ANYARRAY => b.element_of(s),
@@ -293,7 +300,8 @@ fn polymorphic_consistent(b: &Builtins, inputs: &[Oid], args: &[Oid]) -> bool {
         };
         match elem {
             None => elem = Some(e),
-            Some(x) if x != e => return false,
+            // A range over a domain binds its elements as the domain.
+            Some(x) if x != e && !(saw_range && same_base(x, e)) => return false,
             _ => {}
         }
     }
@@ -322,7 +330,7 @@ pub fn resolve_polymorphic(b: &Builtins, inputs: &[Oid], proc_args: &[Oid], rett
             oid::ANYRANGE | oid::ANYMULTIRANGE => {
                 let rt = range_binding(t, s).ok_or_else(|| not_a_range_arg(b, t, s))?;
                 if let Some(e) = elem {
-                    if e != rt.subtype {
+                    if e != rt.subtype && !same_base(e, rt.subtype) {
                         return Err(arg_mismatch(b, "anyrange", e, rt.subtype));
                     }
                 }
@@ -352,11 +360,14 @@ pub fn resolve_polymorphic(b: &Builtins, inputs: &[Oid], proc_args: &[Oid], rett
         match t {
             oid::ANYELEMENT | oid::ANYNONARRAY | oid::ANYENUM => {
                 if let Some(e) = elem {
-                    if e != s {
+                    // A range over a domain takes its base type's values.
+                    if e != s && !(range.is_some() && same_base(e, s)) {
                         return Err(arg_mismatch(b, "anyelement", e, s));
                     }
                 }
-                elem = Some(s);
+                if range.is_none() {
+                    elem = Some(s);
+                }
             }
             oid::ANYARRAY => {
                 let e = b.element_of(s);
@@ -447,9 +458,20 @@ pub fn check_valid_polymorphic_signature(b: &Builtins, ret: Oid, inputs: &[Oid])
     (!ok).then(|| format!("A result of type {name} requires at least one input of type {wanted}."))
 }
 
+fn is_range_family(t: Oid) -> bool {
+    matches!(t, oid::ANYRANGE | oid::ANYMULTIRANGE)
+}
+
+/// Whether two types are one type or domains over one base type.
+fn same_base(a: Oid, b: Oid) -> bool {
+    crate::catalog::types::base_type_oid(a) == crate::catalog::types::base_type_oid(b)
+}
+
 /// The range type an input of type `s` gives a range-family parameter
 /// `t` (anyrange takes a range, anymultirange a multirange).
 fn range_binding(t: Oid, s: Oid) -> Option<RangeType> {
+    // A domain over a range binds as its range type.
+    let s = crate::catalog::types::base_type_oid(s);
     match t {
         oid::ANYRANGE | oid::ANYCOMPATIBLERANGE => crate::functions::range::range_type(s),
         _ => crate::functions::range::range_type_of_multirange(s),

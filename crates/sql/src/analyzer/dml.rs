@@ -448,11 +448,20 @@ impl<'a> Analyzer<'a> {
                         format!("constraint \"{}\" for table \"{}\" does not exist", inf.conname, rel.name),
                     )
                 })?;
-                if !matches!(c.kind, ConstraintKind::PrimaryKey | ConstraintKind::Unique) {
+                if !matches!(c.kind, ConstraintKind::PrimaryKey | ConstraintKind::Unique | ConstraintKind::Exclusion) {
                     return Err(PgError::new(
                         sqlstate::WRONG_OBJECT_TYPE,
                         "constraint in ON CONFLICT clause has no associated index",
                     ));
+                }
+                if c.deferrable {
+                    return Err(PgError::new(
+                        sqlstate::OBJECT_NOT_IN_PREREQUISITE_STATE,
+                        "ON CONFLICT does not support deferrable unique constraints/exclusion constraints as arbiters",
+                    ));
+                }
+                if c.kind == ConstraintKind::Exclusion && oc.action != 2 {
+                    return Err(PgError::new(sqlstate::WRONG_OBJECT_TYPE, "ON CONFLICT DO UPDATE not supported with exclusion constraints"));
                 }
                 arbiter = Some(c.index);
             } else {
@@ -471,7 +480,8 @@ impl<'a> Analyzer<'a> {
                 attnums.sort();
                 for idx in self.env.catalog.indexes_of(rel) {
                     let info = idx.index.as_ref().expect("index relation");
-                    if !info.unique || info.predicate.is_some() {
+                    // Inference takes unique indexes only (not an exclusion constraint's).
+                    if !info.unique || !info.exclusion.is_empty() || info.predicate.is_some() {
                         continue;
                     }
                     let mut keys: Vec<i16> = info.keys.iter().map(|k| k.attnum).collect();

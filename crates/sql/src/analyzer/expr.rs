@@ -884,7 +884,10 @@ impl<'a> Analyzer<'a> {
 
     /// The executable form of a built-in function.
     pub(crate) fn func_ref(&self, proc: &crate::catalog::builtin::ProcInfo, loc: i32) -> PgResult<FuncRef> {
-        if self.env.catalog.functions.contains_key(&proc.oid) {
+        // A range type's constructors are pg_proc rows of language
+        // internal: they run the built-in code their prosrc names.
+        let internal = self.env.catalog.functions.get(&proc.oid).is_some_and(|f| f.language == "internal" && f.kind == 'f');
+        if self.env.catalog.functions.contains_key(&proc.oid) && !internal {
             let imp = functions::user_defined(proc.retset);
             return Ok(FuncRef { oid: proc.oid, name: Arc::from(proc.name.as_str()), imp, strict: proc.strict, volatility: proc.volatility });
         }

@@ -170,8 +170,14 @@ impl Dependencies {
         // type, with their array type as part of them.
         for st in &cat.stored_types {
             let me = ObjectAddress::new(PG_TYPE, st.oid, 0);
+            let d = match &st.def {
+                super::types::TypeDef::Domain(d) => d,
+                super::types::TypeDef::Range(r) => {
+                    super::ranges::range_dependencies(st, r, &mut rows);
+                    continue;
+                }
+            };
             rows.push(Dependency { object: me, referenced: ObjectAddress::namespace(st.namespace), deptype: DepType::Normal });
-            let super::types::TypeDef::Domain(d) = &st.def;
             if cat.user_types.get(d.base.oid).is_some() {
                 rows.push(Dependency { object: me, referenced: ObjectAddress::new(PG_TYPE, d.base.oid, 0), deptype: DepType::Normal });
             }
@@ -318,7 +324,7 @@ fn relation_dependencies(cat: &DbCatalog, rel: &Relation, out: &mut Vec<Dependen
             for c in &rel.constraints {
                 let con = ObjectAddress::constraint(c.oid);
                 match c.kind {
-                    ConstraintKind::PrimaryKey | ConstraintKind::Unique => {
+                    ConstraintKind::PrimaryKey | ConstraintKind::Unique | ConstraintKind::Exclusion => {
                         // Its index's INCLUDE columns too (CreateConstraintEntry
                         // records all of constraintNTotalKeys).
                         let include = cat.relations.get(&c.index).and_then(|ix| ix.index.as_ref()).map(|i| i.include.clone()).unwrap_or_default();
@@ -362,7 +368,7 @@ fn relation_dependencies(cat: &DbCatalog, rel: &Relation, out: &mut Vec<Dependen
             let constraint = table
                 .constraints
                 .iter()
-                .find(|c| c.index == rel.oid && matches!(c.kind, ConstraintKind::PrimaryKey | ConstraintKind::Unique));
+                .find(|c| c.index == rel.oid && matches!(c.kind, ConstraintKind::PrimaryKey | ConstraintKind::Unique | ConstraintKind::Exclusion));
             if let Some(c) = constraint {
                 push(me, ObjectAddress::constraint(c.oid), DepType::Internal);
             } else {

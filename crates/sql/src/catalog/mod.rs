@@ -13,6 +13,7 @@ pub mod acl;
 pub mod builtin;
 pub mod depend;
 pub mod publish;
+pub mod ranges;
 pub mod foreign;
 pub mod function;
 pub mod operator;
@@ -254,6 +255,8 @@ pub enum ConstraintKind {
     Unique,
     Check,
     ForeignKey,
+    /// EXCLUDE USING btree (col WITH =, ...): see `commands::exclusion`.
+    Exclusion,
 }
 
 impl ConstraintKind {
@@ -264,6 +267,7 @@ impl ConstraintKind {
             ConstraintKind::Unique => 'u',
             ConstraintKind::Check => 'c',
             ConstraintKind::ForeignKey => 'f',
+            ConstraintKind::Exclusion => 'x',
         }
     }
 }
@@ -377,6 +381,13 @@ pub struct IndexInfo {
     /// pg_index.indisreplident: REPLICA IDENTITY USING INDEX names it.
     #[serde(default)]
     pub replica_identity: bool,
+    /// The operators of an exclusion constraint's index, one per key
+    /// (pg_constraint.conexclop); empty for every other index. Tusk builds
+    /// exclusion constraints whose operators are B-tree equality, which
+    /// exclude exactly what uniqueness excludes, so such an index is kept
+    /// as a unique one (see `commands::exclusion`).
+    #[serde(default)]
+    pub exclusion: Vec<Oid>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -880,5 +891,6 @@ impl DbCatalog {
     pub fn set_stored_types(&mut self, stored: Vec<types::StoredType>) {
         self.stored_types = stored;
         self.user_types = Arc::new(types::UserTypes::build(self.relations.values(), &self.stored_types, self.namespace_by_name.clone()));
+        ranges::complete_constructor_procs(self);
     }
 }

@@ -306,7 +306,7 @@ pub fn index_definition(catalog: &DbCatalog, idx: &Relation) -> String {
     let schema = catalog.namespace_name(idx.namespace);
     let mut s = format!(
         "CREATE {}INDEX {} ON {}.{} USING {} ({})",
-        if info.unique { "UNIQUE " } else { "" },
+        if info.unique && info.exclusion.is_empty() { "UNIQUE " } else { "" },
         crate::functions::quote_ident(&idx.name),
         crate::functions::quote_ident(schema),
         crate::functions::quote_ident(&table.name),
@@ -340,6 +340,7 @@ fn generators() -> Vec<(&'static str, Generator)> {
         ("pg_class", pg_class),
         ("pg_attribute", pg_attribute),
         ("pg_type", pg_type),
+        ("pg_range", pg_range),
         ("pg_database", pg_database),
         ("pg_roles", pg_roles),
         ("pg_user", pg_user),
@@ -568,6 +569,7 @@ pub fn toast_relations(r: &Relation) -> Option<(Relation, Relation)> {
         include: Vec::new(),
         cluster_on: false,
         replica_identity: false,
+        exclusion: Vec::new(),
     });
     Some((toast, index))
 }
@@ -697,6 +699,22 @@ fn pg_type(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
             ("typtypmod", Datum::Int4(domain.map_or(-1, |d| d.base.typmod))),
             ("typndims", Datum::Int4(0)),
             ("typcollation", oidv(t.collation)),
+        ]);
+    }
+    Ok(())
+}
+
+/// pg_range: the built-in range types and the database's own (`ranges`).
+fn pg_range(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
+    for [typ, sub, multi, coll, opc, canonical, diff] in super::ranges::pg_range_rows(&cx.catalog.user_types) {
+        out.push(vec![
+            ("rngtypid", oidv(typ)),
+            ("rngsubtype", oidv(sub)),
+            ("rngmultitypid", oidv(multi)),
+            ("rngcollation", oidv(coll)),
+            ("rngsubopc", oidv(opc)),
+            ("rngcanonical", Datum::Oid(canonical)),
+            ("rngsubdiff", Datum::Oid(diff)),
         ]);
     }
     Ok(())
@@ -1065,10 +1083,10 @@ fn pg_index(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
             ("indrelid", oidv(info.table)),
             ("indnatts", Datum::Int2(keys.len() as i16)),
             ("indnkeyatts", Datum::Int2(info.keys.len() as i16)),
-            ("indisunique", b(info.unique)),
+            ("indisunique", b(info.unique && info.exclusion.is_empty())),
             ("indnullsnotdistinct", b(info.nulls_not_distinct)),
             ("indisprimary", b(info.primary)),
-            ("indisexclusion", b(false)),
+            ("indisexclusion", b(!info.exclusion.is_empty())),
             ("indimmediate", b(!info.deferrable)),
             ("indisclustered", b(info.cluster_on)),
             ("indisvalid", b(true)),
@@ -1140,6 +1158,7 @@ fn pg_constraint(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
                 ("conkey", if c.columns.is_empty() { Datum::Null } else { int2_array(&c.columns) }),
                 ("confkey", fk.map(|f| int2_array(&f.ref_columns)).unwrap_or(Datum::Null)),
                 ("conbin", c.check.as_deref().map(text).unwrap_or(Datum::Null)),
+                ("conexclop", exclusion_operators(cx, c)),
             ]);
         }
     }
@@ -2135,8 +2154,18 @@ fn is_schemata(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
     Ok(())
 }
 
+/// pg_constraint.conexclop: an exclusion constraint's operators.
+fn exclusion_operators(cx: &SysCx, c: &Constraint) -> Datum {
+    if c.kind != ConstraintKind::Exclusion {
+        return Datum::Null;
+    }
+    let ops = cx.catalog.relation(c.index).and_then(|i| i.index.as_ref()).map(|i| i.exclusion.clone()).unwrap_or_default();
+    Datum::Array(Arc::new(Array::from_vec(oid::OID, ops.into_iter().map(Datum::Oid).collect())))
+}
+
 fn constraint_type(c: &Constraint) -> &'static str {
     match c.kind {
+        ConstraintKind::Exclusion => "EXCLUDE",
         ConstraintKind::PrimaryKey => "PRIMARY KEY",
         ConstraintKind::Unique => "UNIQUE",
         ConstraintKind::Check => "CHECK",
@@ -2147,7 +2176,8 @@ fn constraint_type(c: &Constraint) -> &'static str {
 fn is_table_constraints(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
     for r in user_relations(cx).into_iter().filter(|r| r.kind == RelKind::Table) {
         let schema = cx.catalog.namespace_name(r.namespace);
-        for c in &r.constraints {
+        // The SQL standard has no exclusion constraints: the view leaves them out.
+        for c in r.constraints.iter().filter(|c| c.kind != ConstraintKind::Exclusion) {
             out.push(vec![
                 ("constraint_catalog", name(cx.database_name)),
                 ("constraint_schema", name(schema)),
@@ -2185,7 +2215,7 @@ fn is_table_constraints(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
 fn is_key_column_usage(cx: &SysCx, out: &mut Vec<SysRow>) -> PgResult<()> {
     for r in user_relations(cx).into_iter().filter(|r| r.kind == RelKind::Table) {
         let schema = cx.catalog.namespace_name(r.namespace);
-        for c in r.constraints.iter().filter(|c| c.kind != ConstraintKind::Check) {
+        for c in r.constraints.iter().filter(|c| !matches!(c.kind, ConstraintKind::Check | ConstraintKind::Exclusion)) {
             for (pos, &attnum) in c.columns.iter().enumerate() {
                 let unique_pos = c.foreign.as_ref().map(|f| {
                     // Position of the referenced column within the referenced key.

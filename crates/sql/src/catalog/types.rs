@@ -40,6 +40,10 @@ pub enum UserTypeKind {
     Array { element: Oid },
     /// A domain (CREATE DOMAIN): its base type and constraints.
     Domain(Arc<Domain>),
+    /// A range type (CREATE TYPE ... AS RANGE): its pg_range row.
+    Range(Arc<super::ranges::RangeDef>),
+    /// The multirange type of a user range type.
+    Multirange { range: Oid },
 }
 
 /// A user type that is not a relation's row type, as stored (key `t`).
@@ -56,6 +60,7 @@ pub struct StoredType {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub enum TypeDef {
     Domain(Domain),
+    Range(super::ranges::RangeDef),
 }
 
 /// pg_type's domain columns and the domain's pg_constraint rows.
@@ -120,7 +125,7 @@ pub struct UserTypes {
 /// The `&'static` row for `info`: the one made before for its OID if that
 /// is still the same, else a new one (catalogs are rebuilt after every DDL
 /// statement, and most types are unchanged by it).
-fn intern(info: TypeInfo) -> &'static TypeInfo {
+pub(super) fn intern(info: TypeInfo) -> &'static TypeInfo {
     static INTERNED: OnceLock<Mutex<HashMap<Oid, &'static TypeInfo>>> = OnceLock::new();
     let mut map = INTERNED.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
     if let Some(&known) = map.get(&info.oid) {
@@ -199,17 +204,18 @@ impl UserTypes {
                         out.add_array_of(st.oid, st.array_oid, &st.name, st.namespace, st.owner);
                     }
                 }
+                TypeDef::Range(r) => super::ranges::add_range_types(&mut out, st, r),
             }
         }
         out
     }
 
-    fn add(&mut self, t: UserType) {
+    pub(super) fn add(&mut self, t: UserType) {
         self.by_name.insert((t.namespace, t.info.name.clone()), t.info.oid);
         self.by_oid.insert(t.info.oid, t);
     }
 
-    fn add_array_of(&mut self, element: Oid, array: Oid, element_name: &str, namespace: Oid, owner: Oid) {
+    pub(super) fn add_array_of(&mut self, element: Oid, array: Oid, element_name: &str, namespace: Oid, owner: Oid) {
         let info = TypeInfo {
             oid: array,
             name: array_type_name(element_name),

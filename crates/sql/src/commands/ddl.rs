@@ -268,7 +268,7 @@ impl<'s> Ddl<'s> {
         Ok(a.lookup_relation(schema, &rv.relname))
     }
 
-    fn constraint_name_taken(&self, nsp: Oid, name: &str, extra: &[String]) -> bool {
+    pub(crate) fn constraint_name_taken(&self, nsp: Oid, name: &str, extra: &[String]) -> bool {
         extra.iter().any(|e| e == name)
             || self.relation_name_taken(nsp, name)
             || self.catalog.relations.values().any(|r| r.namespace == nsp && r.constraints.iter().any(|c| c.name == name))
@@ -281,7 +281,7 @@ pub fn relation_lock_key(rel: Oid) -> Vec<u8> {
     k
 }
 
-fn new_column(name: &str, ty: SqlType) -> Column {
+pub(crate) fn new_column(name: &str, ty: SqlType) -> Column {
     Column {
         name: name.to_string(),
         type_oid: ty.oid,
@@ -717,7 +717,7 @@ fn check_default_node(d: &Ddl, rel: &Relation, col: usize, node: &Node) -> PgRes
 }
 
 /// Resolves a key column list to attribute numbers.
-fn key_attnums(rel: &Relation, keys: &[Node], what: &str) -> PgResult<Vec<i16>> {
+pub(crate) fn key_attnums(rel: &Relation, keys: &[Node], what: &str) -> PgResult<Vec<i16>> {
     let mut out = Vec::new();
     for k in keys {
         let name = ident(k).ok_or_else(|| PgError::internal("key column"))?;
@@ -880,6 +880,7 @@ fn add_constraint(
                 include,
                 cluster_on: false,
                 replica_identity: false,
+                exclusion: Vec::new(),
             });
             rel.constraints.push(Constraint {
                 oid: d.oid()?,
@@ -960,7 +961,7 @@ fn add_constraint(
                         // A unique index (not constraint) also qualifies.
                         let idx = d.catalog.indexes_of(&parent).find(|i| {
                             let info = i.index.as_ref().expect("index");
-                            info.unique && !info.deferrable && info.predicate.is_none() && {
+                            info.unique && info.exclusion.is_empty() && !info.deferrable && info.predicate.is_none() && {
                                 let mut k: Vec<i16> = info.keys.iter().map(|k| k.attnum).collect();
                                 k.sort();
                                 k == sorted && info.keys.iter().all(|k| k.expr.is_none())
@@ -1055,7 +1056,7 @@ fn add_constraint(
                 is_local: true,
             });
         }
-        9 => return Err(PgError::unsupported("exclusion constraints")),
+        9 => super::exclusion::add_exclusion_constraint(d, rel, con, new_indexes, taken)?,
         2 | 1 => {}
         _ => return Err(PgError::unsupported("this constraint type")),
     }
@@ -1453,6 +1454,7 @@ pub fn create_index(s: &mut SqlSession, stmt: &pb::IndexStmt, sql: &str) -> PgRe
             include,
             cluster_on: false,
             replica_identity: false,
+            exclusion: Vec::new(),
         });
         d.create_relation(&mut idx)?;
         build_index(&d, &rel, idx_oid)?;
@@ -3201,7 +3203,7 @@ pub fn rename(s: &mut SqlSession, stmt: &pb::RenameStmt, sql: &str) -> PgResult<
                     if let Some(table) = d.catalog.relation(info.table) {
                         let mut tt = (**table).clone();
                         for c in tt.constraints.iter_mut() {
-                            if c.index == rel.oid && matches!(c.kind, ConstraintKind::PrimaryKey | ConstraintKind::Unique) {
+                            if c.index == rel.oid && matches!(c.kind, ConstraintKind::PrimaryKey | ConstraintKind::Unique | ConstraintKind::Exclusion) {
                                 c.name = stmt.newname.clone();
                             }
                         }
@@ -3303,7 +3305,7 @@ fn rename_constraint(d: &Ddl, rel: &Arc<Relation>, stmt: &pb::RenameStmt) -> PgR
     };
     c.name = stmt.newname.clone();
     let idx = c.index;
-    let is_index_backed = matches!(c.kind, ConstraintKind::PrimaryKey | ConstraintKind::Unique);
+    let is_index_backed = matches!(c.kind, ConstraintKind::PrimaryKey | ConstraintKind::Unique | ConstraintKind::Exclusion);
     d.put(&t)?;
     if is_index_backed {
         if let Some(ix) = d.catalog.relation(idx) {

@@ -353,6 +353,10 @@ fn delete_objects(d: &Ddl, catalog: &Arc<DbCatalog>, order: &[ObjectAddress]) ->
                     if let Some(t) = catalog.user_types.get(o.oid) {
                         store::release_name(d.s.txn()?, d.s.db, t.namespace, &t.info.name)?;
                     }
+                    // A range type's multirange type is named with it.
+                    if let Some(crate::catalog::types::UserTypeKind::Range(r)) = catalog.user_types.get(o.oid).map(|t| &t.kind) {
+                        store::release_name(d.s.txn()?, d.s.db, r.multirange_namespace, &r.multirange_name)?;
+                    }
                 }
                 ch.comments.push((PG_TYPE, o.oid, None));
             }

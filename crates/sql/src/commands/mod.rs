@@ -10,6 +10,7 @@ pub mod create_as;
 pub mod cursor;
 pub mod ddl;
 pub mod dependency;
+pub mod exclusion;
 pub mod explain;
 pub mod foreign;
 pub mod function;
@@ -20,6 +21,7 @@ pub mod notify;
 pub mod operator;
 pub mod owned;
 pub mod publication;
+pub mod range_types;
 pub mod reindex;
 pub mod role;
 pub mod reloptions;
@@ -232,6 +234,10 @@ pub(crate) fn execute_ddl_node(s: &mut SqlSession, node: &NodeEnum, sql: &str) -
         }
         NodeEnum::CompositeTypeStmt(c) => {
             types::create_composite_type(s, c, sql)?;
+            UtilityResult::tag("CREATE TYPE")
+        }
+        NodeEnum::CreateRangeStmt(c) => {
+            range_types::create_range_type(s, c, sql)?;
             UtilityResult::tag("CREATE TYPE")
         }
         NodeEnum::DropStmt(d) if d.remove_type == pb::ObjectType::ObjectType as i32 => {

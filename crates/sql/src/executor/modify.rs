@@ -94,7 +94,7 @@ fn rel_info(rel: Arc<Relation>, cx: &ExecCx) -> PgResult<RelInfo> {
     let mut deferrable_uniques = Vec::new();
     for c in &rel.constraints {
         match c.kind {
-            ConstraintKind::PrimaryKey | ConstraintKind::Unique if c.deferrable => {
+            ConstraintKind::PrimaryKey | ConstraintKind::Unique | ConstraintKind::Exclusion if c.deferrable => {
                 if let Some(index) = table.indexes.iter().position(|i| i.rel.oid == c.index && i.deferrable) {
                     deferrable_uniques.push(DeferrableUnique { constraint: c.oid, initially_deferred: c.deferred, index });
                 }

@@ -390,6 +390,13 @@ impl TableAccess {
     fn duplicate_in_build(&self, i: usize, values: &[Datum], cx: &ExecCx) -> PgError {
         let idx = &self.indexes[i];
         let err = self.unique_violation(i, values, cx);
+        if is_exclusion(idx) {
+            let detail = err.detail.clone().unwrap_or_default().replace("conflicts with existing key", "conflicts with key");
+            return PgError::new(EXCLUSION_VIOLATION, format!("could not create exclusion constraint \"{}\"", idx.rel.name))
+                .with_detail(detail)
+                .with_constraint(&idx.rel.name)
+                .with_table(cx.catalog.namespace_name(self.rel.namespace), &self.rel.name);
+        }
         let detail = err.detail.clone().unwrap_or_default().replace("already exists.", "is duplicated.");
         PgError::new(sqlstate::UNIQUE_VIOLATION, format!("could not create unique index \"{}\"", idx.rel.name))
             .with_detail(detail)
@@ -482,6 +489,14 @@ impl TableAccess {
                 }
             })
             .collect();
+        if is_exclusion(idx) {
+            // The conflicting row's key equals this one (the operators are equalities).
+            let key = format!("({})=({})", names.join(", "), vals.join(", "));
+            return PgError::new(EXCLUSION_VIOLATION, format!("conflicting key value violates exclusion constraint \"{}\"", idx.rel.name))
+                .with_detail(format!("Key {key} conflicts with existing key {key}."))
+                .with_constraint(&idx.rel.name)
+                .with_table(cx.catalog.namespace_name(self.rel.namespace), &self.rel.name);
+        }
         PgError::new(sqlstate::UNIQUE_VIOLATION, format!("duplicate key value violates unique constraint \"{}\"", idx.rel.name))
             .with_detail(format!("Key ({})=({}) already exists.", names.join(", "), vals.join(", ")))
             .with_constraint(&idx.rel.name)
@@ -761,11 +776,7 @@ impl TableAccess {
         if unique_form {
             if let Some(existing) = cx.txn.get_for_update(&entry)? {
                 if existing != row_key {
-                    let err = self.unique_violation(i, &vals, cx);
-                    let detail = err.detail.clone().unwrap_or_default().replace("already exists.", "is duplicated.");
-                    return Err(PgError::new(sqlstate::UNIQUE_VIOLATION, format!("could not create unique index \"{}\"", idx.rel.name))
-                        .with_detail(detail)
-                        .with_constraint(&idx.rel.name));
+                    return Err(self.duplicate_in_build(i, &vals, cx));
                 }
             }
         }
@@ -929,11 +940,7 @@ impl TableAccess {
                 Ok(())
             })?;
             let vals = dup.ok_or_else(|| PgError::internal("unique index lost entries without a duplicate"))?;
-            let err = self.unique_violation(i, &vals, cx);
-            let detail = err.detail.clone().unwrap_or_default().replace("already exists.", "is duplicated.");
-            return Err(PgError::new(sqlstate::UNIQUE_VIOLATION, format!("could not create unique index \"{}\"", idx.rel.name))
-                .with_detail(detail)
-                .with_constraint(&idx.rel.name));
+            return Err(self.duplicate_in_build(i, &vals, cx));
         }
         Ok(())
     }
@@ -1017,3 +1024,11 @@ impl TableAccess {
         }
     }
 }
+
+/// Whether an index backs an exclusion constraint (see `commands::exclusion`).
+fn is_exclusion(idx: &IndexAccess) -> bool {
+    idx.rel.index.as_ref().is_some_and(|i| !i.exclusion.is_empty())
+}
+
+/// SQLSTATE 23P01 exclusion_violation.
+const EXCLUSION_VIOLATION: &str = "23P01";

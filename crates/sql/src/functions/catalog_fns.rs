@@ -240,7 +240,7 @@ pub fn index_definition(env: &dyn Env, index: Oid, colno: i32, pretty: bool) -> 
         };
         s.push_str(&format!(
             "CREATE {}INDEX {} ON {} USING {} (",
-            if info.unique { "UNIQUE " } else { "" },
+            if info.unique && info.exclusion.is_empty() { "UNIQUE " } else { "" },
             super::quote_ident(&idx.name),
             table_name,
             info.method
@@ -390,6 +390,10 @@ pub fn constraint_definition(env: &dyn Env, rel: &Arc<Relation>, con: &Constrain
                 s.push_str(&format!(" INCLUDE ({})", column_list(rel, include)));
             }
             s
+        }
+        ConstraintKind::Exclusion => {
+            let ops = catalog.relation(con.index).and_then(|i| i.index.as_ref()).map(|i| i.exclusion.clone()).unwrap_or_default();
+            crate::commands::exclusion::constraint_def(rel, &con.columns, &ops)
         }
         ConstraintKind::Check => {
             let body = relation_expr(env, rel, con.check.as_deref().unwrap_or("true"), None, pretty);

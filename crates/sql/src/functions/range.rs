@@ -14,15 +14,14 @@ use super::{plain, set, FnCtx, Registry, SetIter};
 use crate::settings::Settings;
 
 /// The range type with this OID. Built-in range types come from pg_range's
-/// rows; this is the one place a user-defined range type (CREATE TYPE ...
-/// AS RANGE) is to be found as well, once the catalog has them.
+/// rows, user-defined ones (CREATE TYPE ... AS RANGE) from the catalog.
 pub fn range_type(oid: Oid) -> Option<RangeType> {
-    rng::builtin_range_type(oid).copied()
+    rng::builtin_range_type(oid).copied().or_else(|| crate::catalog::ranges::range_type(oid))
 }
 
 /// The range type of a multirange type.
 pub fn range_type_of_multirange(oid: Oid) -> Option<RangeType> {
-    rng::builtin_range_of_multirange(oid).copied()
+    rng::builtin_range_of_multirange(oid).copied().or_else(|| crate::catalog::ranges::range_type_of_multirange(oid))
 }
 
 /// The range type over a subtype (for `anyelement` → `anyrange`).
