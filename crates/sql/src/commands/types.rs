@@ -376,7 +376,8 @@ pub fn alter_domain(s: &mut SqlSession, stmt: &pb::AlterDomainStmt, sql: &str) -
 
 /// The user types that hold a value of the domain (or of a domain over
 /// it, as `over` tells) inside them: arrays of such types, composite types
-/// with a field of one, domains over one; to a fixpoint.
+/// with a field of one, domains over one, ranges of one and their
+/// multiranges; to a fixpoint.
 fn domain_containers(types: &crate::catalog::types::UserTypes, over: &dyn Fn(Oid) -> bool) -> std::collections::HashSet<Oid> {
     use crate::catalog::types::UserTypeKind;
     let mut found = std::collections::HashSet::new();
@@ -391,6 +392,8 @@ fn domain_containers(types: &crate::catalog::types::UserTypes, over: &dyn Fn(Oid
                 UserTypeKind::Array { element } => holds(*element),
                 UserTypeKind::Composite { .. } => types.composite_fields(oid).is_some_and(|f| f.iter().any(|(_, ty)| holds(ty.oid))),
                 UserTypeKind::Domain(d) => found.contains(&d.base.oid),
+                UserTypeKind::Range(r) => holds(r.subtype),
+                UserTypeKind::Multirange { range } => found.contains(range),
                 #[allow(unreachable_patterns)]
                 _ => false,
             };
