@@ -432,6 +432,9 @@ pub struct CopyFrom {
     columns: Vec<usize>,
     names: Vec<String>,
     types: Vec<SqlType>,
+    /// Whether any listed column is of a domain type (whose constraints
+    /// each row's values must pass).
+    any_domain: bool,
     /// Defaults of the columns not in the list, by live column (None for listed ones).
     defaults: Vec<Option<Expr>>,
     /// Bytes of an incomplete line carried to the next chunk.
@@ -467,7 +470,8 @@ impl CopyFrom {
         let columns = copy_columns(&rel, &stmt.attlist)?;
         let live: Vec<&crate::catalog::Column> = rel.live_columns().map(|(_, c)| c).collect();
         let names: Vec<String> = columns.iter().map(|&i| live[i].name.clone()).collect();
-        let types = columns.iter().map(|&i| live[i].sql_type()).collect();
+        let types: Vec<SqlType> = columns.iter().map(|&i| live[i].sql_type()).collect();
+        let any_domain = types.iter().any(|t| crate::catalog::types::domain(t.oid).is_some());
         let opts = CopyOptions::parse(&stmt.options, true, &names)?;
         // Checked once the client sends data, as in PostgreSQL's CopyFrom.
         let deferred_error = check_copyable(&rel, true).err().or_else(|| {
@@ -495,6 +499,7 @@ impl CopyFrom {
             columns,
             names,
             types,
+            any_domain,
             defaults,
             pending: Vec::new(),
             line_no: 0,
@@ -828,6 +833,8 @@ impl CopyFrom {
         // (vec![Datum::Null; width] clones the element width - 1 times.)
         let mut row: Vec<Datum> = std::iter::repeat_with(|| Datum::Null).take(width).collect();
         let settings = s.settings.borrow();
+        // The input text of domain columns, for the context of their errors.
+        let mut domain_texts: Vec<String> = if self.any_domain { vec![String::new(); self.types.len()] } else { Vec::new() };
         for (f, value) in fields.into_iter().enumerate() {
             let Some(bytes) = value else { continue };
             let text = std::str::from_utf8(&bytes).map_err(|err| {
@@ -836,11 +843,25 @@ impl CopyFrom {
                 PgError::new(sqlstate::CHARACTER_NOT_IN_REPERTOIRE, format!("invalid byte sequence for encoding \"UTF8\": {}", shown.join(" ")))
                     .with_context(self.context(line))
             })?;
+            if self.any_domain && crate::catalog::types::domain(self.types[f].oid).is_some() {
+                domain_texts[f] = text.to_string();
+            }
             row[self.columns[f]] = io::parse_text(text, self.types[f], &settings, false).map_err(|e| {
                 e.with_context(format!("COPY {}, line {}, column {}: \"{}\"", self.rel.name, line, self.names[f], text))
             })?;
         }
         drop(settings);
+        // Domain columns: their constraints, NULL fields included, as
+        // domain_in checks them.
+        for (f, ty) in self.types.iter().enumerate() {
+            if self.any_domain && crate::catalog::types::domain(ty.oid).is_some() {
+                let env = crate::session::SessionEnv { s, catalog: &self.catalog };
+                let value = std::mem::replace(&mut row[self.columns[f]], Datum::Null);
+                let shown = if value.is_null() { "null input".to_string() } else { format!("\"{}\"", domain_texts[f]) };
+                row[self.columns[f]] = crate::functions::Env::check_domain(&env, value, *ty)
+                    .map_err(|e| e.with_context(format!("COPY {}, line {}, column {}: {}", self.rel.name, line, self.names[f], shown)))?;
+            }
+        }
         self.fill_defaults(s, row)
     }
 
