@@ -171,9 +171,10 @@ impl Dependencies {
         for st in &cat.stored_types {
             let me = ObjectAddress::new(PG_TYPE, st.oid, 0);
             rows.push(Dependency { object: me, referenced: ObjectAddress::namespace(st.namespace), deptype: DepType::Normal });
-            let super::types::TypeDef::Domain(d) = &st.def;
-            if cat.user_types.get(d.base.oid).is_some() {
-                rows.push(Dependency { object: me, referenced: ObjectAddress::new(PG_TYPE, d.base.oid, 0), deptype: DepType::Normal });
+            if let super::types::TypeDef::Domain(d) = &st.def {
+                if cat.user_types.get(d.base.oid).is_some() {
+                    rows.push(Dependency { object: me, referenced: ObjectAddress::new(PG_TYPE, d.base.oid, 0), deptype: DepType::Normal });
+                }
             }
             if st.array_oid != 0 {
                 rows.push(Dependency { object: ObjectAddress::new(PG_TYPE, st.array_oid, 0), referenced: me, deptype: DepType::Internal });

@@ -340,6 +340,7 @@ fn generators() -> Vec<(&'static str, Generator)> {
         ("pg_class", pg_class),
         ("pg_attribute", pg_attribute),
         ("pg_type", pg_type),
+        ("pg_enum", super::enums::pg_enum_rows),
         ("pg_database", pg_database),
         ("pg_roles", pg_roles),
         ("pg_user", pg_user),

@@ -40,6 +40,8 @@ pub enum UserTypeKind {
     Array { element: Oid },
     /// A domain (CREATE DOMAIN): its base type and constraints.
     Domain(Arc<Domain>),
+    /// An enum (CREATE TYPE ... AS ENUM); its labels are in `UserTypes::enums`.
+    Enum,
 }
 
 /// A user type that is not a relation's row type, as stored (key `t`).
@@ -56,6 +58,7 @@ pub struct StoredType {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub enum TypeDef {
     Domain(Domain),
+    Enum(super::enums::EnumDef),
 }
 
 /// pg_type's domain columns and the domain's pg_constraint rows.
@@ -115,6 +118,8 @@ pub struct UserTypes {
     row_relations: HashMap<Oid, Arc<Relation>>,
     /// Schema names, to resolve qualified type names.
     namespaces: HashMap<String, Oid>,
+    /// The labels of enum types.
+    pub enums: super::enums::EnumCatalog,
 }
 
 /// The `&'static` row for `info`: the one made before for its OID if that
@@ -195,6 +200,32 @@ impl UserTypes {
                         ..base.clone()
                     };
                     out.add(UserType { info: intern(info), namespace: st.namespace, owner: st.owner, kind: UserTypeKind::Domain(Arc::new(d.clone())) });
+                    if st.array_oid != 0 {
+                        out.add_array_of(st.oid, st.array_oid, &st.name, st.namespace, st.owner);
+                    }
+                }
+                TypeDef::Enum(e) => {
+                    let info = TypeInfo {
+                        oid: st.oid,
+                        name: st.name.clone(),
+                        len: 4,
+                        byval: true,
+                        typtype: 'e',
+                        category: 'E',
+                        preferred: false,
+                        delim: ',',
+                        elem: 0,
+                        array: st.array_oid,
+                        input: 3506,   // enum_in
+                        output: 3507,  // enum_out
+                        receive: 3532, // enum_recv
+                        send: 3533,    // enum_send
+                        align: 'i',
+                        storage: 'p',
+                        collation: 0,
+                    };
+                    out.add(UserType { info: intern(info), namespace: st.namespace, owner: st.owner, kind: UserTypeKind::Enum });
+                    out.enums.add(st.oid, e);
                     if st.array_oid != 0 {
                         out.add_array_of(st.oid, st.array_oid, &st.name, st.namespace, st.owner);
                     }

@@ -287,7 +287,9 @@ pub fn alter_domain(s: &mut SqlSession, stmt: &pb::AlterDomainStmt, sql: &str) -
     {
         let d = Ddl::new(s, sql)?;
         let mut st = stored_domain(&d, &stmt.type_name)?;
-        let TypeDef::Domain(dom) = &mut st.def;
+        let TypeDef::Domain(dom) = &mut st.def else {
+            return Err(PgError::new(sqlstate::WRONG_OBJECT_TYPE, format!("\"{}\" is not a domain", st.name)));
+        };
         let mut validate_not_null = false;
         let mut validate_checks = false;
         match stmt.subtype.as_str() {
