@@ -112,6 +112,15 @@ fn install_order() {
 }
 
 fn compare_labels(a: Oid, b: Oid) -> Ordering {
+    // Sorting calls this for every pair: look in this thread's catalog
+    // without copying anything first.
+    let local = super::types::with_user_types(|t| match (t.enums.label(a), t.enums.label(b)) {
+        (Some(x), Some(y)) => Some(x.key.cmp(&y.key).then(a.cmp(&b))),
+        _ => None,
+    });
+    if let Some(Some(o)) = local {
+        return o;
+    }
     match (label_info(a), label_info(b)) {
         (Some(x), Some(y)) => x.key.cmp(&y.key).then(a.cmp(&b)),
         _ => a.cmp(&b),

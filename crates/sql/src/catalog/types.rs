@@ -241,6 +241,11 @@ impl UserTypes {
     }
 
     fn add_array_of(&mut self, element: Oid, array: Oid, element_name: &str, namespace: Oid, owner: Oid) {
+        // An array is int-aligned unless its element needs double alignment.
+        let align = match self.by_oid.get(&element).map(|t| t.info.align) {
+            Some('d') | None => 'd',
+            Some(_) => 'i',
+        };
         let info = TypeInfo {
             oid: array,
             name: array_type_name(element_name),
@@ -256,7 +261,7 @@ impl UserTypes {
             output: ARRAY_IO[1],
             receive: ARRAY_IO[2],
             send: ARRAY_IO[3],
-            align: 'd',
+            align,
             storage: 'x',
             collation: 0,
         };

@@ -124,8 +124,8 @@ pub fn alter_enum(s: &mut SqlSession, stmt: &pb::AlterEnumStmt, sql: &str) -> Pg
 /// (an enum or a domain); composite types go the way of relations.
 pub fn names_stored_type(s: &SqlSession, names: &[pb::Node]) -> bool {
     let tn = pb::TypeName { names: names.to_vec(), typemod: -1, location: -1, ..Default::default() };
-    let Ok(cat) = s.catalog() else { return false };
-    crate::catalog::types::enter_catalog(&cat.user_types);
+    let Ok(d) = Ddl::new(s, "") else { return false };
+    let cat = &d.catalog;
     match crate::analyzer::types::resolve_type_name(crate::catalog::builtins(), &tn) {
         Ok(t) => cat.stored_types.iter().any(|st| st.oid == t.oid),
         Err(_) => false,
