@@ -363,6 +363,7 @@ impl SqlSession {
             }
         };
         let Some(txn) = self.txn.take() else { return Ok(()) };
+        crate::catalog::enums::end_of_transaction();
         let ddl = self.txn_catalog.get_mut().take().is_some();
         *self.txn_cluster.get_mut() = None;
         let drops = std::mem::take(&mut *self.pending_drops.borrow_mut());
@@ -535,6 +536,7 @@ impl SqlSession {
         if let Some(txn) = self.txn.take() {
             txn.rollback();
         }
+        crate::catalog::enums::end_of_transaction();
         *self.txn_catalog.get_mut() = None;
         *self.txn_cluster.get_mut() = None;
         self.cursors.get_mut().at_rollback();

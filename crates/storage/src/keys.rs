@@ -90,6 +90,11 @@ pub fn encode_key_datum(out: &mut Vec<u8>, d: &Datum) -> PgResult<()> {
             out.push(0x00);
         }
         Datum::Range(r) => encode_key_range(out, r)?,
+        Datum::Enum(label) => {
+            let mut key = Vec::new();
+            tusk_types::enums::sort_key(*label, &mut key);
+            encode_bytes(out, &key);
+        }
         Datum::Multirange(m) => {
             // Range by range, each behind a marker byte, so that a shorter
             // multirange sorts first (multirange_cmp).

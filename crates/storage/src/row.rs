@@ -46,6 +46,9 @@ const T_BITS: u8 = 41;
 // Ranges and multiranges (moved off 23/24, which jsonb took).
 const T_RANGE: u8 = 30;
 const T_MULTIRANGE: u8 = 31;
+/// An enum value: its label's pg_enum OID (never its position, which
+/// ALTER TYPE ... ADD VALUE may renumber).
+const T_ENUM: u8 = 50;
 
 /// Format version byte leading every row, so the encoding can evolve.
 const ROW_FORMAT_V1: u8 = 1;
@@ -236,6 +239,10 @@ fn encode_datum(out: &mut Vec<u8>, d: &Datum) {
             out.extend_from_slice(&r.type_oid.to_le_bytes());
             encode_range_body(out, r);
         }
+        Datum::Enum(label) => {
+            out.push(T_ENUM);
+            out.extend_from_slice(&label.to_le_bytes());
+        }
         Datum::Multirange(m) => {
             out.push(T_MULTIRANGE);
             out.extend_from_slice(&m.type_oid.to_le_bytes());
@@ -323,7 +330,7 @@ impl<'a> Reader<'a> {
         let fixed = match self.u8()? {
             T_NULL | T_FALSE | T_TRUE => 0,
             T_INT2 => 2,
-            T_INT4 | T_FLOAT4 | T_DATE | T_OID => 4,
+            T_INT4 | T_FLOAT4 | T_DATE | T_OID | T_ENUM => 4,
             T_INT8 | T_FLOAT8 | T_TIME | T_TIMESTAMP | T_TIMESTAMPTZ => 8,
             T_TIMETZ => 12,
             T_INTERVAL | T_UUID => 16,
@@ -398,6 +405,7 @@ impl<'a> Reader<'a> {
             T_NET => Datum::Net(tusk_types::net::decode_stored(self.bytes()?).ok_or_else(|| corrupt("bad network address"))?),
             T_BITS => Datum::Bits(Arc::new(tusk_types::bits::BitString::from_binary(self.bytes()?).map_err(|_| corrupt("bad bit string"))?)),
             T_OID => Datum::Oid(u32::from_le_bytes(self.arr()?)),
+            T_ENUM => Datum::Enum(u32::from_le_bytes(self.arr()?)),
             T_CHAR => Datum::Char(self.u8()?),
             T_ARRAY => {
                 let element_type = u32::from_le_bytes(self.arr()?);

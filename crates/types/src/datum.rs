@@ -62,6 +62,8 @@ pub enum Datum {
     Range(Arc<Range>),
     /// A multirange value; it names its multirange type.
     Multirange(Arc<Multirange>),
+    /// An enum value: the OID of its label's pg_enum row (see `enums`).
+    Enum(Oid),
 }
 
 impl Datum {
@@ -169,6 +171,7 @@ impl Datum {
             }
             (Range(a), Range(b)) => crate::range::range_cmp(a, b),
             (Multirange(a), Multirange(b)) => crate::range::multirange_cmp(a, b),
+            (Enum(a), Enum(b)) => crate::enums::compare(*a, *b),
             // Mixed numeric representations can meet in set operations and
             // VALUES lists whose branches the analyzer has already unified;
             // widen instead of failing.
@@ -219,6 +222,7 @@ impl Datum {
                 }
             }
             Range(r) => r.hash_into(state),
+            Enum(label) => label.hash(state),
             Multirange(m) => {
                 m.ranges.len().hash(state);
                 for r in &m.ranges {
@@ -262,6 +266,7 @@ fn variant_rank(d: &Datum) -> u8 {
         Bits(_) => 41,
         Range(_) => 30,
         Multirange(_) => 31,
+        Enum(_) => 50,
     }
 }
 

@@ -111,6 +111,7 @@ pub mod sqlstate {
     pub const OBJECT_IN_USE: &str = "55006";
     pub const CANT_CHANGE_RUNTIME_PARAM: &str = "55P02";
     pub const LOCK_NOT_AVAILABLE: &str = "55P03";
+    pub const UNSAFE_NEW_ENUM_VALUE_USAGE: &str = "55P04";
     pub const INSUFFICIENT_RESOURCES: &str = "53000";
     pub const DISK_FULL: &str = "53100";
     pub const OUT_OF_MEMORY: &str = "53200";

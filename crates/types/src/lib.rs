@@ -9,6 +9,7 @@ pub mod array;
 pub mod bits;
 pub mod datetime;
 pub mod datum;
+pub mod enums;
 pub mod error;
 pub mod float;
 pub mod json;

@@ -113,7 +113,7 @@ pub fn can_coerce(b: &Builtins, source: Oid, target: Oid, ctx: CoercionContext) 
         return match target {
             oid::ANYARRAY | oid::ANYCOMPATIBLEARRAY => b.element_of(source) != 0,
             oid::ANYNONARRAY | oid::ANYCOMPATIBLENONARRAY => b.element_of(source) == 0,
-            oid::ANYENUM => false,
+            oid::ANYENUM => crate::catalog::enums::is_enum(source),
             oid::ANYRANGE | oid::ANYCOMPATIBLERANGE => crate::functions::range::range_type(source).is_some(),
             oid::ANYMULTIRANGE | oid::ANYCOMPATIBLEMULTIRANGE => crate::functions::range::range_type_of_multirange(source).is_some(),
             _ => true,

@@ -170,16 +170,17 @@ impl Dependencies {
         // type, with their array type as part of them.
         for st in &cat.stored_types {
             let me = ObjectAddress::new(PG_TYPE, st.oid, 0);
-            let d = match &st.def {
-                super::types::TypeDef::Domain(d) => d,
+            let base = match &st.def {
+                super::types::TypeDef::Domain(d) => Some(d.base.oid),
                 super::types::TypeDef::Range(r) => {
                     super::ranges::range_dependencies(st, r, &mut rows);
                     continue;
                 }
+                super::types::TypeDef::Enum(_) => None,
             };
             rows.push(Dependency { object: me, referenced: ObjectAddress::namespace(st.namespace), deptype: DepType::Normal });
-            if cat.user_types.get(d.base.oid).is_some() {
-                rows.push(Dependency { object: me, referenced: ObjectAddress::new(PG_TYPE, d.base.oid, 0), deptype: DepType::Normal });
+            if let Some(base) = base.filter(|b| cat.user_types.get(*b).is_some()) {
+                rows.push(Dependency { object: me, referenced: ObjectAddress::new(PG_TYPE, base, 0), deptype: DepType::Normal });
             }
             if st.array_oid != 0 {
                 rows.push(Dependency { object: ObjectAddress::new(PG_TYPE, st.array_oid, 0), referenced: me, deptype: DepType::Internal });

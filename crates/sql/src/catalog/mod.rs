@@ -12,6 +12,7 @@
 pub mod acl;
 pub mod builtin;
 pub mod depend;
+pub mod enums;
 pub mod publish;
 pub mod ranges;
 pub mod foreign;

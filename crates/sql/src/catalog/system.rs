@@ -341,6 +341,7 @@ fn generators() -> Vec<(&'static str, Generator)> {
         ("pg_attribute", pg_attribute),
         ("pg_type", pg_type),
         ("pg_range", pg_range),
+        ("pg_enum", super::enums::pg_enum_rows),
         ("pg_database", pg_database),
         ("pg_roles", pg_roles),
         ("pg_user", pg_user),

@@ -44,6 +44,8 @@ pub enum UserTypeKind {
     Range(Arc<super::ranges::RangeDef>),
     /// The multirange type of a user range type.
     Multirange { range: Oid },
+    /// An enum (CREATE TYPE ... AS ENUM); its labels are in `UserTypes::enums`.
+    Enum,
 }
 
 /// A user type that is not a relation's row type, as stored (key `t`).
@@ -61,6 +63,7 @@ pub struct StoredType {
 pub enum TypeDef {
     Domain(Domain),
     Range(super::ranges::RangeDef),
+    Enum(super::enums::EnumDef),
 }
 
 /// pg_type's domain columns and the domain's pg_constraint rows.
@@ -120,6 +123,8 @@ pub struct UserTypes {
     row_relations: HashMap<Oid, Arc<Relation>>,
     /// Schema names, to resolve qualified type names.
     namespaces: HashMap<String, Oid>,
+    /// The labels of enum types.
+    pub enums: super::enums::EnumCatalog,
 }
 
 /// The `&'static` row for `info`: the one made before for its OID if that
@@ -205,6 +210,32 @@ impl UserTypes {
                     }
                 }
                 TypeDef::Range(r) => super::ranges::add_range_types(&mut out, st, r),
+                TypeDef::Enum(e) => {
+                    let info = TypeInfo {
+                        oid: st.oid,
+                        name: st.name.clone(),
+                        len: 4,
+                        byval: true,
+                        typtype: 'e',
+                        category: 'E',
+                        preferred: false,
+                        delim: ',',
+                        elem: 0,
+                        array: st.array_oid,
+                        input: 3506,   // enum_in
+                        output: 3507,  // enum_out
+                        receive: 3532, // enum_recv
+                        send: 3533,    // enum_send
+                        align: 'i',
+                        storage: 'p',
+                        collation: 0,
+                    };
+                    out.add(UserType { info: intern(info), namespace: st.namespace, owner: st.owner, kind: UserTypeKind::Enum });
+                    out.enums.add(st.oid, e);
+                    if st.array_oid != 0 {
+                        out.add_array_of(st.oid, st.array_oid, &st.name, st.namespace, st.owner);
+                    }
+                }
             }
         }
         out
@@ -216,6 +247,11 @@ impl UserTypes {
     }
 
     pub(super) fn add_array_of(&mut self, element: Oid, array: Oid, element_name: &str, namespace: Oid, owner: Oid) {
+        // An array is int-aligned unless its element needs double alignment.
+        let align = match self.by_oid.get(&element).map(|t| t.info.align) {
+            Some('d') | None => 'd',
+            Some(_) => 'i',
+        };
         let info = TypeInfo {
             oid: array,
             name: array_type_name(element_name),
@@ -231,7 +267,7 @@ impl UserTypes {
             output: ARRAY_IO[1],
             receive: ARRAY_IO[2],
             send: ARRAY_IO[3],
-            align: 'd',
+            align,
             storage: 'x',
             collation: 0,
         };

@@ -160,7 +160,17 @@ pub(crate) struct Ddl<'s> {
 
 impl<'s> Ddl<'s> {
     pub fn new(s: &'s SqlSession, sql: &'s str) -> PgResult<Ddl<'s>> {
-        Ok(Ddl { s, catalog: s.catalog()?, sql })
+        let catalog = s.catalog()?;
+        {
+            // Type names a DDL statement gives (DROP TYPE, ALTER TYPE, a
+            // domain's base type) resolve along the session's search path,
+            // which making an analyzer installs; a session's first
+            // statement would otherwise see pg_catalog alone.
+            if let Ok(settings) = s.settings.try_borrow() {
+                let _ = s.analyzer(&catalog, &settings, &[], sql);
+            }
+        }
+        Ok(Ddl { s, catalog, sql })
     }
 
     pub(crate) fn db(&self) -> Oid {

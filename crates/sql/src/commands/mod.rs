@@ -11,6 +11,7 @@ pub mod cursor;
 pub mod ddl;
 pub mod dependency;
 pub mod exclusion;
+pub mod enums;
 pub mod explain;
 pub mod foreign;
 pub mod function;
@@ -231,6 +232,26 @@ pub(crate) fn execute_ddl_node(s: &mut SqlSession, node: &NodeEnum, sql: &str) -
         NodeEnum::AlterObjectSchemaStmt(a) if a.object_type == pb::ObjectType::ObjectAggregate as i32 => {
             aggregate::alter_aggregate_schema(s, a)?;
             UtilityResult::tag("ALTER AGGREGATE")
+        }
+        NodeEnum::CreateEnumStmt(c) => {
+            enums::create_enum(s, c, sql)?;
+            UtilityResult::tag("CREATE TYPE")
+        }
+        NodeEnum::AlterEnumStmt(a) => {
+            enums::alter_enum(s, a, sql)?;
+            UtilityResult::tag("ALTER TYPE")
+        }
+        NodeEnum::RenameStmt(r) if r.rename_type == pb::ObjectType::ObjectType as i32 && enums::names_stored_type(s, &enums::object_names(r.object.as_deref())) => {
+            enums::rename_type(s, r, sql)?;
+            UtilityResult::tag("ALTER TYPE")
+        }
+        NodeEnum::AlterOwnerStmt(a) if a.object_type == pb::ObjectType::ObjectType as i32 && enums::names_stored_type(s, &enums::object_names(a.object.as_deref())) => {
+            enums::alter_type_owner(s, a, sql)?;
+            UtilityResult::tag("ALTER TYPE")
+        }
+        NodeEnum::AlterObjectSchemaStmt(a) if a.object_type == pb::ObjectType::ObjectType as i32 && enums::names_stored_type(s, &enums::object_names(a.object.as_deref())) => {
+            enums::alter_type_schema(s, a, sql)?;
+            UtilityResult::tag("ALTER TYPE")
         }
         NodeEnum::CompositeTypeStmt(c) => {
             types::create_composite_type(s, c, sql)?;

@@ -159,6 +159,7 @@ pub fn write_text(buf: &mut Vec<u8>, d: &Datum, ty: Oid, settings: &Settings) {
         }
         Datum::Range(r) => buf.extend_from_slice(super::range::format_range(r, settings).as_bytes()),
         Datum::Multirange(m) => buf.extend_from_slice(super::range::format_multirange(m, settings).as_bytes()),
+        Datum::Enum(label) => buf.extend_from_slice(super::enums::label_text(*label).as_bytes()),
     }
 }
 
@@ -187,6 +188,7 @@ pub fn guess_type(d: &Datum) -> Oid {
         Datum::Net(_) | Datum::Bits(_) => super::nettypes::guess_type(d),
         Datum::Range(r) => r.type_oid,
         Datum::Multirange(m) => m.type_oid,
+        Datum::Enum(label) => super::enums::label_type(*label).unwrap_or(oid::TEXT),
         _ => oid::TEXT,
     }
 }
@@ -505,6 +507,7 @@ pub fn parse_text(s: &str, ty: SqlType, settings: &Settings, explicit: bool) -> 
         oid::XML => return Err(super::xml::no_xml_support()),
         oid::RECORD => return Err(PgError::unsupported("input of anonymous composite types")),
         oid::INT2VECTOR | oid::OIDVECTOR => return super::array_fns::vector_in(s, t, settings),
+        _ if t >= oid::FIRST_NORMAL_OBJECT_ID && crate::catalog::enums::is_enum(t) => super::enums::enum_in(s, t)?,
         _ if t >= oid::FIRST_NORMAL_OBJECT_ID && crate::catalog::types::domain(t).is_some() => {
             return parse_text(s, crate::catalog::types::base_type(ty), settings, explicit);
         }
@@ -670,6 +673,7 @@ pub fn format_binary(d: &Datum, ty: Oid) -> Vec<u8> {
         }
         Datum::Range(r) => super::range::send_range(r),
         Datum::Multirange(m) => super::range::send_multirange(m),
+        Datum::Enum(label) => super::enums::label_text(*label).into_bytes(),
     }
 }
 
@@ -756,6 +760,7 @@ pub fn parse_binary(b: &[u8], ty: SqlType) -> PgResult<Datum> {
         oid::TIMESTAMPTZ => Datum::TimestampTz(dt::timestamp_recv(b, ty.typmod)?),
         oid::INTERVAL => Datum::Interval(dt::interval_recv(b)?),
         oid::INET | oid::CIDR | oid::MACADDR | oid::MACADDR8 | oid::BIT | oid::VARBIT => super::nettypes::parse_binary(b, ty)?,
+        _ if t >= oid::FIRST_NORMAL_OBJECT_ID && crate::catalog::enums::is_enum(t) => super::enums::enum_recv(b, t)?,
         _ => {
             if let Some(d) = super::range::parse_binary(b, ty)? {
                 return Ok(d);

@@ -15,6 +15,7 @@ mod acl_fns;
 pub(crate) mod catalog_fns;
 mod compare;
 mod datetime_fns;
+pub mod enums;
 mod formatting;
 pub mod io;
 pub mod json;
@@ -260,6 +261,7 @@ fn registry() -> &'static Registry {
         tsearch::register(&mut r);
         tsearch_json::register(&mut r);
         range::register(&mut r);
+        enums::register(&mut r);
         notify::register(&mut r);
         plprofile::register(&mut r);
         agg_support::register(&mut r);
