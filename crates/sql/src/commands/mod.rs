@@ -13,6 +13,7 @@ pub mod dependency;
 pub mod explain;
 pub mod foreign;
 pub mod function;
+pub mod gin_index;
 pub mod grant;
 pub mod inherit;
 pub mod naming;
