@@ -112,7 +112,7 @@ def round_on(server, n):
     t, out, size = {}, {}, {}
     port = server.port
     psql(port, "DROP INDEX IF EXISTS docs_path", "DROP INDEX IF EXISTS docs_ops", "TRUNCATE docs")
-    t["load"], _ = timed(port, LOAD.format(n=n))
+    t["load"], _ = timed(port, LOAD.replace("{n}", str(n)))
     psql(port, "ANALYZE docs")
     t["build_path"], _ = timed(port, "CREATE INDEX docs_path ON docs USING gin (doc jsonb_path_ops)")
     size["jsonb_path_ops"] = int(psql(port, SIZE.format(idx="docs_path")))

@@ -48,6 +48,8 @@ pub struct GinCond {
     pub op: crate::executor::gin::GinOp,
     pub value: Expr,
     pub qual: Expr,
+    /// `qual` is written `value op' column` (op' the commutator of `op`).
+    pub commuted: bool,
 }
 
 /// How EXPLAIN names a leaf of the plan: its range table entry's

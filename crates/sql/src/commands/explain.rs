@@ -853,7 +853,20 @@ impl<'a, 'c> Explainer<'a, 'c> {
                 est_rows = (table_rows * 0.01).max(1.0);
                 let mut child = named("Bitmap Index Scan");
                 child.relation = Some(Target { object: quote_ident(&index.name), object_key: "Index Name", alias: String::new(), index: None, backward: false });
-                child.details.push(Detail::Text("Index Cond", and_text(recheck_conds.clone())));
+                // The index condition has the indexed column on the left
+                // (a commuted `value <@ col` reads `col @> value`).
+                let mut index_texts = Vec::with_capacity(conds.len());
+                for (c, text) in conds.iter().zip(&recheck_conds) {
+                    match &c.qual {
+                        Expr::Func { args, .. } if args.len() == 2 && c.commuted => {
+                            let col = self.deparse(&args[1], &bare, outer, subplans);
+                            let value = self.deparse(&args[0], &bare, outer, subplans);
+                            index_texts.push(format!("({col} {} {value})", c.op.operator_name()));
+                        }
+                        _ => index_texts.push(text.clone()),
+                    }
+                }
+                child.details.push(Detail::Text("Index Cond", and_text(index_texts)));
                 child.est = Estimate { startup: 0.0, total: 12.0 * recheck_conds.len() as f64, rows: clamp_rows(est_rows), width: 0 };
                 n.children.push((Relationship::Outer, child));
             }

@@ -236,6 +236,21 @@ pub enum GinOp {
     Equal,
 }
 
+impl GinOp {
+    /// The operator's name with the indexed value on its left.
+    pub fn operator_name(self) -> &'static str {
+        match self {
+            GinOp::Contains => "@>",
+            GinOp::Exists => "?",
+            GinOp::ExistsAny => "?|",
+            GinOp::ExistsAll => "?&",
+            GinOp::ContainedBy => "<@",
+            GinOp::Overlaps => "&&",
+            GinOp::Equal => "=",
+        }
+    }
+}
+
 /// What a search must read: rows with all of the entries, rows with any of
 /// them, every row (the index cannot narrow it), or none.
 #[derive(Debug)]
@@ -498,6 +513,40 @@ impl TableAccess {
             Some(p) => super::eval::eval_pred(p, row, cx),
             None => Ok(true),
         }
+    }
+}
+
+/// A GIN build's entries, sorted before they are written: in key order a
+/// bulk writer turns them into SST files (see `tusk_storage::bulk`)
+/// instead of inserting each into the memtable. Past `MAX_BYTES` the
+/// entries so far are written and the next ones sorted on their own.
+#[derive(Default)]
+pub struct SortedEntries {
+    keys: Vec<Vec<u8>>,
+    bytes: usize,
+}
+
+impl SortedEntries {
+    const MAX_BYTES: usize = 512 << 20;
+
+    pub fn add(&mut self, keys: BTreeSet<Vec<u8>>, bulk: &mut tusk_storage::BulkWriter) -> PgResult<()> {
+        for k in keys {
+            self.bytes += k.len() + 24;
+            self.keys.push(k);
+        }
+        if self.bytes > Self::MAX_BYTES {
+            self.write(bulk)?;
+        }
+        Ok(())
+    }
+
+    pub fn write(&mut self, bulk: &mut tusk_storage::BulkWriter) -> PgResult<()> {
+        self.keys.sort_unstable();
+        for k in self.keys.drain(..) {
+            bulk.put(&k, &[])?;
+        }
+        self.bytes = 0;
+        Ok(())
     }
 }
 

@@ -1007,10 +1007,11 @@ impl TableAccess {
         }
         let mut bulk = cx.txn.engine().bulk_writer();
         let mut expected = vec![0u64; self.indexes.len()];
+        let mut gin_entries = super::gin::SortedEntries::default();
         self.scan_all(cx, &mut |key, row| {
             cx.check()?;
             if idx.gin.is_some() {
-                return self.gin_insert(idx, &row, key, cx, &mut |k| bulk.put(k, &[]));
+                return gin_entries.add(self.gin_keys(idx, &row, key, cx)?, &mut bulk);
             }
             if !self.applies(idx, &row, cx)? {
                 return Ok(());
@@ -1020,6 +1021,7 @@ impl TableAccess {
             let (entry, _) = self.entry_key(idx, k, has_null, key);
             bulk.put(&entry, key)
         })?;
+        gin_entries.write(&mut bulk)?;
         bulk.flush()?;
         if idx.deferrable {
             self.verify_deferrable_unique(i, cx)?;

@@ -57,25 +57,36 @@ pub fn choose_gin(catalog: &DbCatalog, rel: &Relation, quals: &[Expr]) -> Option
         let Some(classes) = classes_of(info, idx) else { continue };
         let mut conds = Vec::new();
         for (column, (key, class)) in info.keys.iter().zip(&classes).enumerate() {
-            if key.expr.is_some() {
-                continue;
-            }
-            let Some(pos) = live.iter().position(|&a| a == key.attnum) else { continue };
-            let is_key = |e: &Expr| matches!(e, Expr::Column(c, _) if *c == pos);
+            // The key as the conditions would read it: a column, or the
+            // index expression compiled over the table's columns.
+            let key_expr = match &key.expr {
+                Some(text) => match super::compile_relation_expr(catalog, &crate::settings::Settings::default(), "", rel, text) {
+                    Ok(e) => e,
+                    Err(_) => continue,
+                },
+                None => {
+                    let Some(pos) = live.iter().position(|&a| a == key.attnum) else { continue };
+                    Expr::Column(pos, rel.column(key.attnum).sql_type())
+                }
+            };
+            let is_key = |e: &Expr| match (e, &key_expr) {
+                (Expr::Column(c, _), Expr::Column(k, _)) => c == k,
+                (e, k) => e == k,
+            };
             for q in &all {
                 let Expr::Func { func, args, .. } = q else { continue };
                 if args.len() != 2 {
                     continue;
                 }
                 let found = if is_key(&args[0]) && row_independent(&args[1]) {
-                    gin_op_of_proc(*class, func.oid).map(|op| (op, &args[1]))
+                    gin_op_of_proc(*class, func.oid).map(|op| (op, &args[1], false))
                 } else if is_key(&args[1]) && row_independent(&args[0]) {
-                    commuted(*class, func.oid).map(|op| (op, &args[0]))
+                    commuted(*class, func.oid).map(|op| (op, &args[0], true))
                 } else {
                     None
                 };
-                if let Some((op, value)) = found {
-                    conds.push(GinCond { column, class: *class, op, value: value.clone(), qual: (*q).clone() });
+                if let Some((op, value, commuted)) = found {
+                    conds.push(GinCond { column, class: *class, op, value: value.clone(), qual: (*q).clone(), commuted });
                 }
             }
         }
