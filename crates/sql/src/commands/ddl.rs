@@ -1350,7 +1350,7 @@ pub fn create_index(s: &mut SqlSession, stmt: &pb::IndexStmt, sql: &str) -> PgRe
                 let opclass = index_elem_opclass(ie, method, ty.oid)?;
                 let opclass = super::gin_index::key_opclass(ie, method, ty.oid, opclass)?;
                 names.push(ie.name.clone());
-                key_types.push(ty);
+                key_types.push(super::gin_index::key_column_type(method, opclass, ty));
                 keys.push(IndexKey { attnum, expr: None, desc, nulls_first, opclass, collation });
             } else {
                 let e = ie.expr.as_deref().ok_or_else(|| PgError::internal("index element"))?;
@@ -1371,7 +1371,7 @@ pub fn create_index(s: &mut SqlSession, stmt: &pb::IndexStmt, sql: &str) -> PgRe
                 let opclass = super::gin_index::key_opclass(ie, method, ty.oid, opclass)?;
                 let colname = crate::analyzer::figure_index_colname(e);
                 names.push(colname);
-                key_types.push(ty);
+                key_types.push(super::gin_index::key_column_type(method, opclass, ty));
                 keys.push(IndexKey { attnum: 0, expr: Some(text), desc, nulls_first, opclass, collation });
             }
         }

@@ -4,7 +4,7 @@
 
 use pg_query::protobuf as pb;
 use tusk_types::oid::Oid;
-use tusk_types::{sqlstate, PgError, PgResult};
+use tusk_types::{sqlstate, PgError, PgResult, SqlType};
 
 use crate::analyzer::types::format_type;
 use crate::catalog::builtin::Builtins;
@@ -44,4 +44,24 @@ pub fn key_opclass(ie: &pb::IndexElem, method: &str, key_type: Oid, named: Oid) 
         return Err(PgError::new(sqlstate::FEATURE_NOT_SUPPORTED, "access method \"gin\" does not support NULLS FIRST/LAST options"));
     }
     Ok(class)
+}
+
+/// The type of a GIN index's column as pg_attribute shows it: the type of
+/// its entries (the operator class's opckeytype: text for jsonb_ops, int4
+/// for jsonb_path_ops's hashes, the element type for array_ops), as in
+/// PostgreSQL; other methods store the key's own type.
+pub fn key_column_type(method: &str, opclass: Oid, key_type: SqlType) -> SqlType {
+    if method != "gin" {
+        return key_type;
+    }
+    let b = crate::catalog::builtins();
+    match b.opclass(opclass).map(|c| c.keytype) {
+        // anyelement: the array's element type.
+        Some(tusk_types::oid::ANYELEMENT) => match b.element_of(key_type.oid) {
+            0 => key_type,
+            elem => SqlType::new(elem),
+        },
+        Some(k) if k != 0 => SqlType::new(k),
+        _ => key_type,
+    }
 }
