@@ -34,6 +34,22 @@ pub enum ScanMethod {
     /// One lookup per element of an array (`col = ANY(...)` / IN lists) on
     /// the first key column of the primary key or an index.
     KeyList { index: Option<Arc<Relation>>, values: Expr },
+    /// Rows found through a GIN index (EXPLAIN's Bitmap Heap Scan over a
+    /// Bitmap Index Scan); the scan's filter rechecks every condition.
+    Gin { index: Arc<Relation>, conds: Vec<GinCond> },
+}
+
+/// One condition a GIN index answers: `qual` (as written, for EXPLAIN) is
+/// `column op value` on index column `column`.
+#[derive(Clone, Debug)]
+pub struct GinCond {
+    pub column: usize,
+    pub class: crate::executor::gin::GinOpclass,
+    pub op: crate::executor::gin::GinOp,
+    pub value: Expr,
+    pub qual: Expr,
+    /// `qual` is written `value op' column` (op' the commutator of `op`).
+    pub commuted: bool,
 }
 
 /// How EXPLAIN names a leaf of the plan: its range table entry's

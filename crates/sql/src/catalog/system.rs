@@ -456,7 +456,7 @@ fn class_row(cx: &SysCx, r: &Relation, relkind: char, referenced: &std::collecti
         // System views are kept as tables: the relkind decides.
         ("relam", oidv(match relkind {
             'r' | 'm' | 't' => 2,
-            'i' => 403,
+            'i' => crate::catalog::builtin::Builtins::index_am_oid(r.index.as_ref().map_or("btree", |i| i.method.as_str())),
             _ => 0,
         })),
         ("relfilenode", oidv(if r.storage_id == 0 { 0 } else { r.oid })),

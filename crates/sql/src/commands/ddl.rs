@@ -1334,8 +1334,11 @@ pub fn create_index(s: &mut SqlSession, stmt: &pb::IndexStmt, sql: &str) -> PgRe
             return Err(PgError::new(sqlstate::WRONG_OBJECT_TYPE, format!("\"{}\" is not a table", rel.name)));
         }
         let method = if stmt.access_method.is_empty() { "btree" } else { stmt.access_method.as_str() };
-        if !matches!(method, "btree" | "hash") {
+        if !matches!(method, "btree" | "hash" | "gin") {
             return Err(PgError::unsupported(format!("index access method \"{method}\"")));
+        }
+        if method == "gin" && stmt.unique {
+            return Err(PgError::new(sqlstate::FEATURE_NOT_SUPPORTED, "access method \"gin\" does not support unique indexes"));
         }
         d.lock_relation(rel.oid)?;
         let mut keys = Vec::new();
@@ -1356,8 +1359,9 @@ pub fn create_index(s: &mut SqlSession, stmt: &pb::IndexStmt, sql: &str) -> PgRe
                 })?;
                 let ty = rel.column(attnum).sql_type();
                 let opclass = index_elem_opclass(ie, method, ty.oid)?;
+                let opclass = super::gin_index::key_opclass(ie, method, ty.oid, opclass)?;
                 names.push(ie.name.clone());
-                key_types.push(ty);
+                key_types.push(super::gin_index::key_column_type(method, opclass, ty));
                 keys.push(IndexKey { attnum, expr: None, desc, nulls_first, opclass, collation });
             } else {
                 let e = ie.expr.as_deref().ok_or_else(|| PgError::internal("index element"))?;
@@ -1375,9 +1379,10 @@ pub fn create_index(s: &mut SqlSession, stmt: &pb::IndexStmt, sql: &str) -> PgRe
                     ex.ty()
                 };
                 let opclass = index_elem_opclass(ie, method, ty.oid)?;
+                let opclass = super::gin_index::key_opclass(ie, method, ty.oid, opclass)?;
                 let colname = crate::analyzer::figure_index_colname(e);
                 names.push(colname);
-                key_types.push(ty);
+                key_types.push(super::gin_index::key_column_type(method, opclass, ty));
                 keys.push(IndexKey { attnum: 0, expr: Some(text), desc, nulls_first, opclass, collation });
             }
         }

@@ -776,6 +776,12 @@ impl<'a, 'c> Explainer<'a, 'c> {
         node.actual = self.actual(plan);
         if let Some(a) = node.actual.clone() {
             add_info(&mut node, &a);
+            // A Bitmap Heap Scan's index scan runs when it does.
+            if node.node_type == "Bitmap Heap Scan" {
+                for (_, c) in &mut node.children {
+                    c.actual = Some(a.clone());
+                }
+            }
         }
         if self.verbose {
             set_output(&mut node, &labels);
@@ -836,8 +842,34 @@ impl<'a, 'c> Explainer<'a, 'c> {
         };
         let mut n;
         let mut index_conds = Vec::new();
+        let mut recheck_conds = Vec::new();
         let mut est_rows;
         match method {
+            ScanMethod::Gin { index, conds } => {
+                n = named("Bitmap Heap Scan");
+                n.relation = Some(target(None, false));
+                recheck_conds = conds.iter().map(|c| self.deparse(&c.qual, &bare, outer, subplans)).collect();
+                n.details.push(Detail::Text("Recheck Cond", and_text(recheck_conds.clone())));
+                est_rows = (table_rows * 0.01).max(1.0);
+                let mut child = named("Bitmap Index Scan");
+                child.relation = Some(Target { object: quote_ident(&index.name), object_key: "Index Name", alias: String::new(), index: None, backward: false });
+                // The index condition has the indexed column on the left
+                // (a commuted `value <@ col` reads `col @> value`).
+                let mut index_texts = Vec::with_capacity(conds.len());
+                for (c, text) in conds.iter().zip(&recheck_conds) {
+                    match &c.qual {
+                        Expr::Func { args, .. } if args.len() == 2 && c.commuted => {
+                            let col = self.deparse(&args[1], &bare, outer, subplans);
+                            let value = self.deparse(&args[0], &bare, outer, subplans);
+                            index_texts.push(format!("({col} {} {value})", c.op.operator_name()));
+                        }
+                        _ => index_texts.push(text.clone()),
+                    }
+                }
+                child.details.push(Detail::Text("Index Cond", and_text(index_texts)));
+                child.est = Estimate { startup: 0.0, total: 12.0 * recheck_conds.len() as f64, rows: clamp_rows(est_rows), width: 0 };
+                n.children.push((Relationship::Outer, child));
+            }
             ScanMethod::Full if reverse => {
                 n = named("Index Scan");
                 n.relation = Some(target(self.primary_index_name(rel), true));
@@ -858,7 +890,8 @@ impl<'a, 'c> Explainer<'a, 'c> {
                 };
                 n = named("Index Scan");
                 n.relation = Some(target(index_name, reverse));
-                index_conds = self.range_conds(rel, &cols, range, &bare, outer, subplans);
+                let keys = self.key_labels(rel, method, &cols, &bare, outer, subplans);
+                index_conds = self.range_conds(&keys, range, &bare, outer, subplans);
                 est_rows = if unique && range.eq.len() == cols.len() && range.lower.is_none() && range.upper.is_none() {
                     1.0
                 } else if !range.eq.is_empty() {
@@ -874,7 +907,7 @@ impl<'a, 'c> Explainer<'a, 'c> {
                 };
                 n = named("Index Scan");
                 n.relation = Some(target(index_name, false));
-                let col = cols.first().map(|&a| self.column_label(rel, a, &bare)).unwrap_or_default();
+                let col = self.key_labels(rel, method, &cols, &bare, outer, subplans).into_iter().next().unwrap_or_default();
                 let v = self.deparse(values, &bare, outer, subplans);
                 index_conds.push(format!("({col} = ANY ({v}))"));
                 est_rows = match values {
@@ -893,7 +926,7 @@ impl<'a, 'c> Explainer<'a, 'c> {
             let mut rest = Vec::new();
             for c in conjuncts(f) {
                 let t = self.deparse(c, &bare, outer, subplans);
-                if !index_conds.contains(&t) {
+                if !index_conds.contains(&t) && !recheck_conds.contains(&t) {
                     rest.push((t, c));
                 }
             }
@@ -937,16 +970,35 @@ impl<'a, 'c> Explainer<'a, 'c> {
         pos.and_then(|p| labels.get(p)).map(|l| l.text.clone()).unwrap_or_else(|| "?column?".into())
     }
 
-    fn range_conds(&mut self, rel: &Relation, cols: &[i16], range: &KeyRange, labels: &[PlanLabel], outer: &[PlanLabel], subplans: &mut Vec<(usize, SubPlan)>) -> Vec<String> {
+    /// How an Index Cond names each key of the scan's index: a column's
+    /// label, or an expression key deparsed over the scan's columns.
+    fn key_labels(&mut self, rel: &Relation, method: &ScanMethod, cols: &[i16], labels: &[PlanLabel], outer: &[PlanLabel], subplans: &mut Vec<(usize, SubPlan)>) -> Vec<String> {
+        let index = match method {
+            ScanMethod::Index { index, .. } | ScanMethod::KeyList { index: Some(index), .. } => Some(index.oid),
+            _ => None,
+        };
+        let exprs = if cols.contains(&0) { crate::planner::expression_keys(self.catalog, rel) } else { Vec::new() };
+        let mut out = Vec::with_capacity(cols.len());
+        for (i, &a) in cols.iter().enumerate() {
+            match exprs.iter().find(|k| a == 0 && Some(k.index) == index && k.key == i) {
+                Some(k) => {
+                    let e = k.expr.clone();
+                    out.push(self.deparse(&e, labels, outer, subplans));
+                }
+                None => out.push(self.column_label(rel, a, labels)),
+            }
+        }
+        out
+    }
+
+    fn range_conds(&mut self, keys: &[String], range: &KeyRange, labels: &[PlanLabel], outer: &[PlanLabel], subplans: &mut Vec<(usize, SubPlan)>) -> Vec<String> {
         let mut out = Vec::new();
         for (i, v) in range.eq.iter().enumerate() {
-            let Some(&a) = cols.get(i) else { break };
-            let c = self.column_label(rel, a, labels);
+            let Some(c) = keys.get(i) else { break };
             let v = self.deparse(v, labels, outer, subplans);
             out.push(format!("({c} = {v})"));
         }
-        if let Some(&a) = cols.get(range.eq.len()) {
-            let c = self.column_label(rel, a, labels);
+        if let Some(c) = keys.get(range.eq.len()) {
             if let Some((v, incl)) = &range.lower {
                 let v = self.deparse(v, labels, outer, subplans);
                 out.push(format!("({c} {} {v})", if *incl { ">=" } else { ">" }));
@@ -1369,7 +1421,9 @@ fn structured(n: &ExNode, rel: Option<&Relationship>, opts: &Options) -> Vec<(St
         if !t.object_key.is_empty() {
             p.push((t.object_key.into(), Val::Str(t.object.rsplit('.').next().unwrap_or("").trim_matches('"').to_string())));
         }
-        p.push(("Alias".into(), Val::Str(t.alias.clone())));
+        if t.object_key != "Index Name" {
+            p.push(("Alias".into(), Val::Str(t.alias.clone())));
+        }
     }
     if opts.costs {
         p.push(("Startup Cost".into(), Val::Num(fmt_cost(n.est.startup))));

@@ -15,6 +15,7 @@ pub mod enums;
 pub mod explain;
 pub mod foreign;
 pub mod function;
+pub mod gin_index;
 pub mod grant;
 pub mod inherit;
 pub mod naming;

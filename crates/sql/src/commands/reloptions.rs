@@ -23,6 +23,7 @@ pub enum OptionKind {
     Btree,
     Hash,
     View,
+    Gin,
 }
 
 const HEAP: u8 = 1;
@@ -30,6 +31,7 @@ const TOAST: u8 = 2;
 const BTREE: u8 = 4;
 const HASH: u8 = 8;
 const VIEW: u8 = 16;
+const GIN: u8 = 32;
 
 impl OptionKind {
     fn bit(self) -> u8 {
@@ -39,6 +41,7 @@ impl OptionKind {
             OptionKind::Btree => BTREE,
             OptionKind::Hash => HASH,
             OptionKind::View => VIEW,
+            OptionKind::Gin => GIN,
         }
     }
 
@@ -46,6 +49,8 @@ impl OptionKind {
     pub fn for_index_method(method: &str) -> OptionKind {
         if method == "hash" {
             OptionKind::Hash
+        } else if method == "gin" {
+            OptionKind::Gin
         } else {
             OptionKind::Btree
         }
@@ -76,6 +81,7 @@ const OPTIONS: &[OptionDef] = &[
     OptionDef { name: "security_barrier", kinds: VIEW, ty: OptionType::Bool },
     OptionDef { name: "security_invoker", kinds: VIEW, ty: OptionType::Bool },
     OptionDef { name: "vacuum_truncate", kinds: HEAP | TOAST, ty: OptionType::Bool },
+    OptionDef { name: "fastupdate", kinds: GIN, ty: OptionType::Bool },
     OptionDef { name: "deduplicate_items", kinds: BTREE, ty: OptionType::Bool },
     OptionDef { name: "fillfactor", kinds: HEAP | BTREE | HASH, ty: OptionType::Int { min: 10, max: 100 } },
     OptionDef { name: "autovacuum_vacuum_threshold", kinds: HEAP | TOAST, ty: OptionType::Int { min: 0, max: INT_MAX } },
@@ -91,6 +97,7 @@ const OPTIONS: &[OptionDef] = &[
     OptionDef { name: "log_autovacuum_min_duration", kinds: HEAP | TOAST, ty: OptionType::Int { min: -1, max: INT_MAX } },
     OptionDef { name: "toast_tuple_target", kinds: HEAP, ty: OptionType::Int { min: 128, max: 8160 } },
     OptionDef { name: "parallel_workers", kinds: HEAP, ty: OptionType::Int { min: 0, max: 1024 } },
+    OptionDef { name: "gin_pending_list_limit", kinds: GIN, ty: OptionType::Int { min: 64, max: INT_MAX / 1024 } },
     OptionDef { name: "autovacuum_vacuum_cost_delay", kinds: HEAP | TOAST, ty: OptionType::Real { min: 0.0, max: 100.0 } },
     OptionDef { name: "autovacuum_vacuum_scale_factor", kinds: HEAP | TOAST, ty: OptionType::Real { min: 0.0, max: 100.0 } },
     OptionDef { name: "autovacuum_vacuum_insert_scale_factor", kinds: HEAP | TOAST, ty: OptionType::Real { min: 0.0, max: 100.0 } },

@@ -8,6 +8,7 @@
 mod agg;
 pub mod eval;
 pub mod fast;
+pub mod gin;
 mod join;
 mod modify;
 mod nodes;

@@ -255,6 +255,16 @@ impl ScanNode {
                 }).collect();
                 ScanState::Keys { ranges: ranges.into_iter(), through_index: index.is_some(), current: None }
             }
+            ScanMethod::Gin { index, conds } => {
+                let mut searches = Vec::with_capacity(conds.len());
+                for c in conds {
+                    searches.push((c.column, super::gin::gin_query(c.class, c.op, &eval(&c.value, &[], cx)?)?));
+                }
+                match self.table.gin_search(index.storage_id, &searches, cx)? {
+                    Some(keys) => ScanState::Points { keys: keys.into_iter(), through_index: false },
+                    None => ScanState::Rows { lower: prefix.clone(), upper: prefix_end(&prefix) },
+                }
+            }
         })
     }
 

@@ -63,6 +63,9 @@ pub struct IndexAccess {
     pub nulls_not_distinct: bool,
     pub clustered: bool,
     pub predicate: Option<Expr>,
+    /// A GIN index: each column's operator class (see `gin`); its
+    /// entries are kept by the `gin_*` functions, not as B-tree keys.
+    pub gin: Option<Vec<super::gin::GinOpclass>>,
 }
 
 /// A relation ready for row access.
@@ -144,6 +147,7 @@ impl TableAccess {
                 nulls_not_distinct: info.nulls_not_distinct,
                 clustered: info.clustered,
                 predicate,
+                gin: super::gin::classes_of(info, &idx),
             });
         }
         let prefix = storage_prefix(rel.storage_id);
@@ -527,6 +531,10 @@ impl TableAccess {
             cx.txn.put_deferred(row_key, &self.encode(row))?;
         }
         for idx in &self.indexes {
+            if idx.gin.is_some() {
+                self.gin_insert(idx, row, row_key, cx, &mut |k| cx.txn.put_deferred(k, &[]))?;
+                continue;
+            }
             if idx.clustered || !self.applies(idx, row, cx)? {
                 continue;
             }
@@ -554,6 +562,10 @@ impl TableAccess {
     pub fn insert_bulk(&self, row: &[Datum], row_key: &[u8], bulk: &mut tusk_storage::BulkWriter, cx: &ExecCx) -> PgResult<()> {
         bulk.put(row_key, &self.encode(row))?;
         for idx in &self.indexes {
+            if idx.gin.is_some() {
+                self.gin_insert(idx, row, row_key, cx, &mut |k| bulk.put(k, &[]))?;
+                continue;
+            }
             if idx.clustered || !self.applies(idx, row, cx)? {
                 continue;
             }
@@ -568,6 +580,10 @@ impl TableAccess {
     pub fn delete(&self, row: &[Datum], row_key: &[u8], cx: &ExecCx) -> PgResult<()> {
         cx.txn.delete(row_key)?;
         for idx in &self.indexes {
+            if idx.gin.is_some() {
+                self.gin_delete(idx, row, row_key, cx)?;
+                continue;
+            }
             if idx.clustered || !self.applies(idx, row, cx)? {
                 continue;
             }
@@ -590,6 +606,10 @@ impl TableAccess {
     pub fn update_in_place(&self, old: &[Datum], new: &[Datum], row_key: &[u8], cx: &ExecCx) -> PgResult<()> {
         cx.txn.put(row_key, &self.encode(new))?;
         for idx in &self.indexes {
+            if idx.gin.is_some() {
+                self.gin_update(idx, old, new, row_key, cx)?;
+                continue;
+            }
             if idx.clustered {
                 continue;
             }
@@ -712,7 +732,7 @@ impl TableAccess {
         let mut out = Vec::new();
         // Through a secondary index with these leading columns.
         for idx in &self.indexes {
-            if idx.clustered || idx.predicate.is_some() || idx.cols.len() < cols.len() {
+            if idx.clustered || idx.gin.is_some() || idx.predicate.is_some() || idx.cols.len() < cols.len() {
                 continue;
             }
             let lead: Vec<Option<usize>> = idx.cols[..cols.len()].iter().map(|c| if let IndexColumn::Column(i) = c { Some(*i) } else { None }).collect();
@@ -768,6 +788,9 @@ impl TableAccess {
     /// index build does.
     pub fn add_index_entry(&self, i: usize, row: &[Datum], row_key: &[u8], cx: &ExecCx) -> PgResult<()> {
         let idx = &self.indexes[i];
+        if idx.gin.is_some() {
+            return self.gin_insert(idx, row, row_key, cx, &mut |k| cx.txn.put(k, &[]));
+        }
         if !self.applies(idx, row, cx)? {
             return Ok(());
         }
@@ -793,6 +816,10 @@ impl TableAccess {
             Some(b) => {
                 b.put(&key, &self.encode(row))?;
                 for idx in &self.indexes {
+                    if idx.gin.is_some() {
+                        self.gin_insert(idx, row, &key, cx, &mut |k| b.put(k, &[]))?;
+                        continue;
+                    }
                     if idx.clustered || !self.applies(idx, row, cx)? {
                         continue;
                     }
@@ -804,6 +831,10 @@ impl TableAccess {
             None => {
                 cx.txn.put(&key, &self.encode(row))?;
                 for idx in &self.indexes {
+                    if idx.gin.is_some() {
+                        self.gin_insert(idx, row, &key, cx, &mut |k| cx.txn.put(k, &[]))?;
+                        continue;
+                    }
                     if idx.clustered || !self.applies(idx, row, cx)? {
                         continue;
                     }
@@ -847,6 +878,10 @@ impl TableAccess {
             Some(b) => {
                 b.put(&key, value)?;
                 for idx in self.indexes.iter().filter(|i| !i.clustered) {
+                    if idx.gin.is_some() {
+                        self.gin_insert(idx, row, &key, cx, &mut |k| b.put(k, &[]))?;
+                        continue;
+                    }
                     let (k, has_null, _) = self.index_key(idx, row, cx)?;
                     let (entry, _) = self.entry_key(idx, k, has_null, &key);
                     b.put(&entry, &key)?;
@@ -855,6 +890,10 @@ impl TableAccess {
             None => {
                 put(&key, value)?;
                 for idx in self.indexes.iter().filter(|i| !i.clustered) {
+                    if idx.gin.is_some() {
+                        self.gin_insert(idx, row, &key, cx, &mut |k| put(k, &[]))?;
+                        continue;
+                    }
                     let (k, has_null, _) = self.index_key(idx, row, cx)?;
                     let (entry, _) = self.entry_key(idx, k, has_null, &key);
                     put(&entry, &key)?;
@@ -975,8 +1014,12 @@ impl TableAccess {
         }
         let mut bulk = cx.txn.engine().bulk_writer();
         let mut expected = vec![0u64; self.indexes.len()];
+        let mut gin_entries = super::gin::SortedEntries::default();
         self.scan_all(cx, &mut |key, row| {
             cx.check()?;
+            if idx.gin.is_some() {
+                return gin_entries.add(self.gin_keys(idx, &row, key, cx)?, &mut bulk);
+            }
             if !self.applies(idx, &row, cx)? {
                 return Ok(());
             }
@@ -985,6 +1028,7 @@ impl TableAccess {
             let (entry, _) = self.entry_key(idx, k, has_null, key);
             bulk.put(&entry, key)
         })?;
+        gin_entries.write(&mut bulk)?;
         bulk.flush()?;
         if idx.deferrable {
             self.verify_deferrable_unique(i, cx)?;

@@ -32,6 +32,7 @@ pub mod range;
 mod numeric_ops;
 pub mod regexp;
 mod sizes;
+mod gin_fns;
 pub(crate) mod ruleutils;
 mod signal;
 mod srf;
@@ -251,6 +252,7 @@ fn registry() -> &'static Registry {
         catalog_fns::register(&mut r);
         acl_fns::register(&mut r);
         sizes::register(&mut r);
+        gin_fns::register(&mut r);
         json::register(&mut r);
         jsonfuncs::register(&mut r);
         nettypes::register(&mut r);

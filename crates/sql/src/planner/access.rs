@@ -213,22 +213,44 @@ fn range_for(cand: &Candidate, conds: &[KeyCond]) -> (KeyRange, usize) {
 /// Chooses how to scan `rel` given its (converted) conditions. The second
 /// value asks for a reverse scan (never chosen yet).
 pub fn choose_scan(b: &Builtins, catalog: &DbCatalog, rel: &Relation, quals: &[Expr]) -> (ScanMethod, bool) {
+    match choose_btree_scan(b, catalog, rel, quals) {
+        (ScanMethod::Full, false) if !quals.is_empty() => (super::gin::choose_gin(catalog, rel, quals).unwrap_or(ScanMethod::Full), false),
+        chosen => chosen,
+    }
+}
+
+fn choose_btree_scan(b: &Builtins, catalog: &DbCatalog, rel: &Relation, quals: &[Expr]) -> (ScanMethod, bool) {
     if quals.is_empty() {
         return (ScanMethod::Full, false);
     }
-    let col_types: Vec<Oid> = rel.live_columns().map(|(_, c)| c.type_oid).collect();
+    let mut col_types: Vec<Oid> = rel.live_columns().map(|(_, c)| c.type_oid).collect();
+    // Index expressions read as extra columns (see `expr_index`).
+    let exprs = super::expr_index::expression_keys(catalog, rel);
+    let with_exprs;
+    let quals = if exprs.is_empty() {
+        quals
+    } else {
+        with_exprs = super::expr_index::as_key_columns(quals, &exprs, col_types.len());
+        col_types.extend(exprs.iter().map(|k| k.expr.ty().oid));
+        &with_exprs[..]
+    };
     let (conds, lists) = key_conditions(b, quals, &col_types);
     if conds.is_empty() && lists.is_empty() {
         return (ScanMethod::Full, false);
     }
+    let width = rel.live_columns().count();
     let attnum_to_col = |attnum: i16| rel.live_columns().position(|(a, _)| a == attnum);
     let mut cands: Vec<Candidate> = Vec::new();
     for idx in catalog.indexes_of(rel) {
         let Some(info) = &idx.index else { continue };
-        if info.predicate.is_some() || info.keys.iter().any(|k| k.expr.is_some() || k.desc || k.nulls_first) {
+        if info.method == "gin" || info.predicate.is_some() || info.keys.iter().any(|k| k.desc || k.nulls_first) {
             continue;
         }
-        let cols: Option<Vec<usize>> = info.keys.iter().map(|k| attnum_to_col(k.attnum)).collect();
+        let key_col = |(i, k): (usize, &crate::catalog::IndexKey)| match &k.expr {
+            None => attnum_to_col(k.attnum),
+            Some(_) => exprs.iter().position(|e| e.index == idx.oid && e.key == i).map(|p| width + p),
+        };
+        let cols: Option<Vec<usize>> = info.keys.iter().enumerate().map(key_col).collect();
         let Some(cols) = cols else { continue };
         cands.push(Candidate { index: if info.clustered { None } else { Some(idx.clone()) }, cols, unique: info.unique });
     }

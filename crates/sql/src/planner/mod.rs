@@ -9,6 +9,9 @@
 //! enclosing plan passes in (`OuterParam`), as PostgreSQL's PARAM_EXEC.
 
 mod access;
+mod expr_index;
+pub use expr_index::expression_keys;
+mod gin;
 pub mod inline;
 mod sublink;
 
