@@ -496,6 +496,7 @@ pub fn parse_text(s: &str, ty: SqlType, settings: &Settings, explicit: bool) -> 
             Datum::Json(Arc::from(s))
         }
         oid::JSONB => Datum::Jsonb(Arc::new(tusk_types::jsonb::Jsonb::parse(s)?)),
+        oid::JSONPATH => super::jsonpath::parse_text(s)?,
         super::tsearch::TSVECTOR => Datum::from_string(super::tsearch::format_tsvector(&super::tsearch::parse_tsvector(s)?)),
         super::tsearch::TSQUERY => Datum::from_string(super::tsearch::format_tsquery(&super::tsearch::parse_tsquery(s)?)),
         super::tsearch::REGCONFIG => Datum::Oid(super::tsearch::regconfig_in(s)?),

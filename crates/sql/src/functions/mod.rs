@@ -19,6 +19,9 @@ mod formatting;
 pub mod io;
 pub mod json;
 pub mod jsonfuncs;
+pub mod jsonpath;
+mod jsonpath_datetime;
+mod jsonpath_exec;
 pub mod limits;
 mod math;
 mod misc;
@@ -244,6 +247,8 @@ fn registry() -> &'static Registry {
         sizes::register(&mut r);
         json::register(&mut r);
         jsonfuncs::register(&mut r);
+        jsonpath::register(&mut r);
+        jsonpath_exec::register(&mut r);
         nettypes::register(&mut r);
         srf::register(&mut r);
         signal::register(&mut r);
