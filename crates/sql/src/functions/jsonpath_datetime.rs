@@ -62,8 +62,8 @@ pub fn datetime_method(json: Option<&Jsonb>, _dt: Option<&DateTimeVal>, template
     let Some(Jsonb::String(s)) = json else {
         return Err(invalid_argument("jsonpath item method .datetime() can only be applied to a string"));
     };
-    if template.is_some() {
-        return Err(PgError::unsupported("jsonpath .datetime() with a template"));
+    if let Some(t) = template {
+        return parse_with_template(s, t);
     }
     parse_iso(s, settings).ok_or_else(|| {
         invalid_argument(format!("datetime format is not recognized: \"{s}\""))
@@ -132,6 +132,54 @@ fn parse_iso(s: &str, settings: &Settings) -> Option<DateTimeVal> {
             DateTimeVal { value: Datum::TimestampTz(d as i64 * USECS_PER_DAY + t + z as i64 * 1_000_000), typ: oid::TIMESTAMPTZ, tz: z }
         }
         _ => return None,
+    })
+}
+
+/// `.datetime(template)`: to_timestamp's reading of the text, typed by
+/// the fields the template names (date, time, zone), as PostgreSQL's
+/// parse_datetime does.
+fn parse_with_template(s: &str, template: &str) -> PgResult<DateTimeVal> {
+    let upper = template.to_ascii_uppercase();
+    // Quoted literal text names no fields.
+    let mut fields = String::new();
+    let mut quoted = false;
+    for c in upper.chars() {
+        if c == '"' {
+            quoted = !quoted;
+        } else if !quoted {
+            fields.push(c);
+        }
+    }
+    let has = |keys: &[&str]| keys.iter().any(|k| fields.contains(k));
+    let has_tz = has(&["TZH", "TZM", "TZ", "OF"]);
+    let has_date = has(&["Y", "MM", "MON", "DD", "DDD", "J", "CC", "W", "Q", "RM", "D"]);
+    let has_time = has(&["HH", "MI", "SS", "MS", "US", "FF", "AM", "PM", "A.M.", "P.M."]);
+    let mut utc = dt::DateTimeSettings::default();
+    utc.time_zone = dt::TimeZone::utc();
+    let instant = dt::to_timestamp(s, template, &utc)?;
+    let tz = if has_tz {
+        // The offset: the same text read without the zone fields.
+        let without: String = {
+            let mut t = template.to_string();
+            for k in ["TZH:TZM", "TZH", "TZM", "tzh:tzm", "tzh", "tzm"] {
+                t = t.replace(k, "");
+            }
+            t
+        };
+        let local = dt::to_timestamp(s, without.trim_end(), &utc).unwrap_or(instant);
+        ((instant - local) / 1_000_000) as i32
+    } else {
+        0
+    };
+    let local = instant - tz as i64 * 1_000_000;
+    let day = local.div_euclid(USECS_PER_DAY);
+    let time = local.rem_euclid(USECS_PER_DAY);
+    Ok(match (has_date, has_time || !has_date, has_tz) {
+        (true, false, _) => DateTimeVal { value: Datum::Date(day as i32), typ: oid::DATE, tz: 0 },
+        (false, _, false) => DateTimeVal { value: Datum::Time(time), typ: oid::TIME, tz: 0 },
+        (false, _, true) => DateTimeVal { value: Datum::TimeTz(time, tz), typ: oid::TIMETZ, tz },
+        (true, true, false) => DateTimeVal { value: Datum::Timestamp(local), typ: oid::TIMESTAMP, tz: 0 },
+        (true, true, true) => DateTimeVal { value: Datum::TimestampTz(instant), typ: oid::TIMESTAMPTZ, tz },
     })
 }
 

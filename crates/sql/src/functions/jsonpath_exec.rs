@@ -871,14 +871,22 @@ struct Call {
     silent: bool,
 }
 
+/// The arguments of a jsonb_path_* function: `vars` defaults to `{}`
+/// and `silent` to false.
 fn call_args(a: &[Datum]) -> PgResult<Call> {
     let target = jsonb_arg(&a[0])?;
     let path = path_arg(&a[1])?;
-    if a.len() >= 4 {
-        Ok(Call { target, path, vars: Some(jsonb_arg(&a[2])?), silent: a[3].as_bool().unwrap_or(false) })
-    } else {
-        Ok(Call { target, path, vars: None, silent: true })
-    }
+    let vars = match a.get(2) {
+        Some(v) => jsonb_arg(v)?,
+        None => Arc::new(Jsonb::Object(Vec::new())),
+    };
+    let silent = a.get(3).and_then(Datum::as_bool).unwrap_or(false);
+    Ok(Call { target, path, vars: Some(vars), silent })
+}
+
+/// The operators' arguments: no variables, errors suppressed.
+fn operator_args(a: &[Datum]) -> PgResult<Call> {
+    Ok(Call { target: jsonb_arg(&a[0])?, path: path_arg(&a[1])?, vars: None, silent: true })
 }
 
 /// executeJsonPath: the result status and, when asked, the items found.
@@ -921,8 +929,7 @@ fn execute(c: &Call, want: bool, use_tz: bool, settings: &crate::settings::Setti
     }
 }
 
-fn path_exists(a: &[Datum], cx: &FnCtx, tz: bool) -> PgResult<Datum> {
-    let c = call_args(a)?;
+fn path_exists(c: Call, cx: &FnCtx, tz: bool) -> PgResult<Datum> {
     let settings = cx.env.settings();
     let (r, _) = execute(&c, false, tz, &settings)?;
     Ok(match r {
@@ -931,8 +938,7 @@ fn path_exists(a: &[Datum], cx: &FnCtx, tz: bool) -> PgResult<Datum> {
     })
 }
 
-fn path_match(a: &[Datum], cx: &FnCtx, tz: bool) -> PgResult<Datum> {
-    let c = call_args(a)?;
+fn path_match(c: Call, cx: &FnCtx, tz: bool) -> PgResult<Datum> {
     let settings = cx.env.settings();
     let (_, found) = execute(&c, true, tz, &settings)?;
     if found.len() == 1 {
@@ -955,16 +961,22 @@ fn query_all(a: &[Datum], cx: &FnCtx, tz: bool) -> PgResult<Vec<Jsonb>> {
 }
 
 fn jsonb_path_exists(a: &[Datum], cx: &FnCtx) -> PgResult<Datum> {
-    path_exists(a, cx, false)
+    path_exists(call_args(a)?, cx, false)
 }
 fn jsonb_path_exists_tz(a: &[Datum], cx: &FnCtx) -> PgResult<Datum> {
-    path_exists(a, cx, true)
+    path_exists(call_args(a)?, cx, true)
+}
+fn jsonb_path_exists_opr(a: &[Datum], cx: &FnCtx) -> PgResult<Datum> {
+    path_exists(operator_args(a)?, cx, false)
 }
 fn jsonb_path_match(a: &[Datum], cx: &FnCtx) -> PgResult<Datum> {
-    path_match(a, cx, false)
+    path_match(call_args(a)?, cx, false)
 }
 fn jsonb_path_match_tz(a: &[Datum], cx: &FnCtx) -> PgResult<Datum> {
-    path_match(a, cx, true)
+    path_match(call_args(a)?, cx, true)
+}
+fn jsonb_path_match_opr(a: &[Datum], cx: &FnCtx) -> PgResult<Datum> {
+    path_match(operator_args(a)?, cx, false)
 }
 
 fn query_set(a: &[Datum], cx: &FnCtx, tz: bool) -> PgResult<SetIter> {
@@ -991,9 +1003,11 @@ fn jsonb_path_query_first_tz(a: &[Datum], cx: &FnCtx) -> PgResult<Datum> {
 }
 
 pub(super) fn register(r: &mut Registry) {
-    plain(r, &["jsonb_path_exists", "jsonb_path_exists_opr"], jsonb_path_exists);
+    plain(r, &["jsonb_path_exists"], jsonb_path_exists);
+    plain(r, &["jsonb_path_exists_opr"], jsonb_path_exists_opr);
     plain(r, &["jsonb_path_exists_tz"], jsonb_path_exists_tz);
-    plain(r, &["jsonb_path_match", "jsonb_path_match_opr"], jsonb_path_match);
+    plain(r, &["jsonb_path_match"], jsonb_path_match);
+    plain(r, &["jsonb_path_match_opr"], jsonb_path_match_opr);
     plain(r, &["jsonb_path_match_tz"], jsonb_path_match_tz);
     set(r, &["jsonb_path_query"], jsonb_path_query);
     set(r, &["jsonb_path_query_tz"], jsonb_path_query_tz);
