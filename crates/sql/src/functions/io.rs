@@ -605,6 +605,9 @@ pub fn format_binary(d: &Datum, ty: Oid) -> Vec<u8> {
         b.extend_from_slice(&offset.to_be_bytes());
         return b;
     }
+    if let (Datum::Text(s), oid::JSONPATH) = (d, ty) {
+        return super::jsonpath::send(s);
+    }
     match d {
         Datum::Null => vec![],
         Datum::Bool(b) => vec![*b as u8],
@@ -744,6 +747,7 @@ pub fn parse_binary(b: &[u8], ty: SqlType) -> PgResult<Datum> {
             Some((v, _)) => return Err(PgError::new(sqlstate::INVALID_BINARY_REPRESENTATION, format!("unsupported jsonb version number {v}"))),
             None => return Err(PgError::new(sqlstate::PROTOCOL_VIOLATION, "insufficient data left in message")),
         },
+        oid::JSONPATH => super::jsonpath::recv(b)?,
         oid::BYTEA => Datum::bytea(b.to_vec()),
         oid::CHAR => Datum::Char(one_byte(b)?),
         oid::UUID => Datum::Uuid(exact(b)?),

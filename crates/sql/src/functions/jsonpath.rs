@@ -1231,6 +1231,22 @@ pub fn parse_text(s: &str) -> PgResult<Datum> {
     Ok(Datum::from_string(format(&parse_input(s)?)))
 }
 
+/// jsonpath_send: a version byte (1), then the text.
+pub fn send(text: &str) -> Vec<u8> {
+    let mut v = vec![1u8];
+    v.extend_from_slice(text.as_bytes());
+    v
+}
+
+/// jsonpath_recv: the version byte, then the text, parsed as input is.
+pub fn recv(b: &[u8]) -> PgResult<Datum> {
+    match b.split_first() {
+        Some((1, text)) => parse_text(&String::from_utf8_lossy(text)),
+        Some((v, _)) => Err(PgError::new(sqlstate::INVALID_BINARY_REPRESENTATION, format!("unsupported jsonpath version number: {v}"))),
+        None => Err(PgError::new(sqlstate::PROTOCOL_VIOLATION, "insufficient data left in message")),
+    }
+}
+
 fn jsonpath_in(a: &[Datum], _: &FnCtx) -> PgResult<Datum> {
     parse_text(a[0].as_str().unwrap_or(""))
 }

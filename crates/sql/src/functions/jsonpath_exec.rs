@@ -254,12 +254,9 @@ impl<'a> Cx<'a> {
             Kind::String(s) => self.next(item, Val::owned(Jsonb::String(s.clone())), found),
             Kind::Variable(name) => {
                 let v = self.variable(name)?;
+                // Variables are numbered as parts of the `vars` document.
                 let saved = self.base;
-                if v.is_container() {
-                    if let Val::J(Cow::Borrowed(d)) = &v {
-                        self.base = BaseObject { doc: Some(d), id: 1 };
-                    }
-                }
+                self.base = BaseObject { doc: self.vars, id: 1 };
                 let r = self.next(item, v, found);
                 self.base = saved;
                 r
