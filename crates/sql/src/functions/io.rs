@@ -498,6 +498,7 @@ pub fn parse_text(s: &str, ty: SqlType, settings: &Settings, explicit: bool) -> 
             Datum::Json(Arc::from(s))
         }
         oid::JSONB => Datum::Jsonb(Arc::new(tusk_types::jsonb::Jsonb::parse(s)?)),
+        oid::JSONPATH => super::jsonpath::parse_text(s)?,
         super::tsearch::TSVECTOR => Datum::from_string(super::tsearch::format_tsvector(&super::tsearch::parse_tsvector(s)?)),
         super::tsearch::TSQUERY => Datum::from_string(super::tsearch::format_tsquery(&super::tsearch::parse_tsquery(s)?)),
         super::tsearch::REGCONFIG => Datum::Oid(super::tsearch::regconfig_in(s)?),
@@ -606,6 +607,9 @@ pub fn format_binary(d: &Datum, ty: Oid) -> Vec<u8> {
         let mut b = block.to_be_bytes().to_vec();
         b.extend_from_slice(&offset.to_be_bytes());
         return b;
+    }
+    if let (Datum::Text(s), oid::JSONPATH) = (d, ty) {
+        return super::jsonpath::send(s);
     }
     match d {
         Datum::Null => vec![],
@@ -747,6 +751,7 @@ pub fn parse_binary(b: &[u8], ty: SqlType) -> PgResult<Datum> {
             Some((v, _)) => return Err(PgError::new(sqlstate::INVALID_BINARY_REPRESENTATION, format!("unsupported jsonb version number {v}"))),
             None => return Err(PgError::new(sqlstate::PROTOCOL_VIOLATION, "insufficient data left in message")),
         },
+        oid::JSONPATH => super::jsonpath::recv(b)?,
         oid::BYTEA => Datum::bytea(b.to_vec()),
         oid::CHAR => Datum::Char(one_byte(b)?),
         oid::UUID => Datum::Uuid(exact(b)?),

@@ -22,6 +22,9 @@ pub mod json;
 pub mod jsonfuncs;
 pub mod json_populate;
 mod tsearch_json;
+pub mod jsonpath;
+mod jsonpath_datetime;
+mod jsonpath_exec;
 pub mod limits;
 mod math;
 mod misc;
@@ -255,6 +258,8 @@ fn registry() -> &'static Registry {
         gin_fns::register(&mut r);
         json::register(&mut r);
         jsonfuncs::register(&mut r);
+        jsonpath::register(&mut r);
+        jsonpath_exec::register(&mut r);
         nettypes::register(&mut r);
         srf::register(&mut r);
         signal::register(&mut r);
