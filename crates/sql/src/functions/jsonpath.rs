@@ -30,6 +30,9 @@ pub struct JsonPath {
     pub expr: Item,
 }
 
+/// The most accessors one path step may chain (`$.a.b.c...`).
+const MAX_ACCESSOR_CHAIN: usize = 12_000;
+
 /// One path item and the accessor chain that follows it.
 #[derive(Clone, Debug)]
 pub struct Item {
@@ -795,9 +798,27 @@ impl<'a> Parser<'a> {
             },
             _ => return Err(self.error()),
         };
-        let mut item = base;
+        // Link the accessors back to front, so that a long chain costs
+        // linear time. A chain longer than PostgreSQL's stack allows
+        // (it refuses somewhere past 10,000 accessors) is refused alike,
+        // which also bounds the recursion of printing, running and
+        // dropping the chain.
+        let mut accessors = Vec::new();
         while let Some(acc) = self.accessor()? {
-            item.append(acc);
+            if accessors.len() >= MAX_ACCESSOR_CHAIN {
+                return Err(crate::parser::stack_depth_error());
+            }
+            accessors.push(acc);
+        }
+        let mut chain: Option<Item> = None;
+        while let Some(mut acc) = accessors.pop() {
+            debug_assert!(acc.next.is_none(), "an accessor is one item");
+            acc.next = chain.map(Box::new);
+            chain = Some(acc);
+        }
+        let mut item = base;
+        if let Some(c) = chain {
+            item.append(c);
         }
         Ok(expr(item))
     }
