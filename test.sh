@@ -15,5 +15,5 @@ if [ -d ../shared/slt ]; then
     scripts/conformance.py --check
 fi
 if [ -d ../shared/pgregress ]; then
-    scripts/pgregress.py --check --min-matched 21400
+    scripts/pgregress.py --check --min-matched 22350
 fi
