@@ -59,21 +59,9 @@ pub fn create_enum(s: &mut SqlSession, stmt: &pb::CreateEnumStmt, sql: &str) -> 
 
 /// The stored user type an ALTER TYPE names, checked for ownership.
 fn stored_type(d: &Ddl, names: &[pb::Node]) -> PgResult<StoredType> {
-    let tn = pb::TypeName { names: names.to_vec(), typemod: -1, location: -1, ..Default::default() };
-    let b = crate::catalog::builtins();
-    let t = crate::analyzer::types::resolve_type_name(b, &tn).map_err(|mut e| {
-        e.position = None;
-        e
-    })?;
-    let Some(st) = d.catalog.stored_types.iter().find(|s| s.oid == t.oid) else {
-        return Err(PgError::new(sqlstate::WRONG_OBJECT_TYPE, format!("{} is not an enum", crate::analyzer::types::format_type(b, t.oid, -1))));
-    };
-    if let Some(me) = super::grant::checked_user(d.s) {
-        if !me.holds(st.owner) {
-            return Err(PgError::new(sqlstate::INSUFFICIENT_PRIVILEGE, format!("must be owner of type {}", st.name)));
-        }
-    }
-    Ok(st.clone())
+    super::types::stored_type_owned(d, names, |_, oid| {
+        PgError::new(sqlstate::WRONG_OBJECT_TYPE, format!("{} is not an enum", crate::analyzer::types::format_type(crate::catalog::builtins(), oid, -1)))
+    })
 }
 
 /// ALTER TYPE name ADD VALUE [IF NOT EXISTS] 'label' [BEFORE | AFTER 'label']

@@ -258,6 +258,17 @@ fn check_domain_expr(d: &Ddl, sql: &str, text: &str, value_ty: tusk_types::SqlTy
 
 /// The domain an ALTER DOMAIN names, and its stored row.
 fn stored_domain(d: &Ddl, names: &[pg_query::protobuf::Node]) -> PgResult<crate::catalog::types::StoredType> {
+    stored_type_owned(d, names, |written, _| PgError::new(sqlstate::WRONG_OBJECT_TYPE, format!("\"{written}\" is not a domain")))
+}
+
+/// The stored user type (domain, enum, range) `names` resolves to, checked
+/// for ownership; `not_stored` makes the error for a type that is not one,
+/// from the name as written and the type's OID.
+pub(super) fn stored_type_owned(
+    d: &Ddl,
+    names: &[pg_query::protobuf::Node],
+    not_stored: impl FnOnce(&str, tusk_types::Oid) -> PgError,
+) -> PgResult<crate::catalog::types::StoredType> {
     let parts: Vec<&str> = names.iter().filter_map(|n| match &n.node {
         Some(NodeEnum::String(v)) => Some(v.sval.as_str()),
         _ => None,
@@ -269,7 +280,7 @@ fn stored_domain(d: &Ddl, names: &[pg_query::protobuf::Node]) -> PgResult<crate:
         e
     })?;
     let Some(st) = d.catalog.stored_types.iter().find(|s| s.oid == t.oid) else {
-        return Err(PgError::new(sqlstate::WRONG_OBJECT_TYPE, format!("\"{}\" is not a domain", parts.join("."))));
+        return Err(not_stored(&parts.join("."), t.oid));
     };
     if let Some(me) = super::grant::checked_user(d.s) {
         if !me.holds(st.owner) {

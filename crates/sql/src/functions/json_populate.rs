@@ -244,38 +244,6 @@ fn column_definitions(a: &[Datum], nominal_args: usize) -> Option<RowShape> {
     ))
 }
 
-/// The type a value of an anonymous record's field has, for a base
-/// record given as `ROW(...)`: PostgreSQL knows the row's declared
-/// shape; here the values name their types (NULL reads as text).
-fn value_type(d: &Datum) -> SqlType {
-    let o = match d {
-        Datum::Null | Datum::Text(_) => oid::TEXT,
-        Datum::Bool(_) => oid::BOOL,
-        Datum::Int2(_) => oid::INT2,
-        Datum::Int4(_) => oid::INT4,
-        Datum::Int8(_) => oid::INT8,
-        Datum::Float4(_) => oid::FLOAT4,
-        Datum::Float8(_) => oid::FLOAT8,
-        Datum::Numeric(_) => oid::NUMERIC,
-        Datum::Bytea(_) => oid::BYTEA,
-        Datum::Date(_) => oid::DATE,
-        Datum::Time(_) => oid::TIME,
-        Datum::TimeTz(..) => oid::TIMETZ,
-        Datum::Timestamp(_) => oid::TIMESTAMP,
-        Datum::TimestampTz(_) => oid::TIMESTAMPTZ,
-        Datum::Interval(_) => oid::INTERVAL,
-        Datum::Uuid(_) => oid::UUID,
-        Datum::Oid(_) => oid::OID,
-        Datum::Char(_) => oid::CHAR,
-        Datum::Json(_) => oid::JSON,
-        Datum::Jsonb(_) => oid::JSONB,
-        Datum::Array(a) => crate::catalog::builtins().array_of(a.element_type),
-        Datum::Record(_) => oid::RECORD,
-        _ => oid::TEXT,
-    };
-    SqlType::new(o)
-}
-
 /// The row type a populate call builds, and the domain (over a
 /// composite) its result must satisfy.
 fn populate_shape(a: &[Datum], c: &FnCtx, name: &str, nominal_args: usize) -> PgResult<(RowShape, Option<SqlType>)> {
@@ -292,7 +260,7 @@ fn populate_shape(a: &[Datum], c: &FnCtx, name: &str, nominal_args: usize) -> Pg
                 .with_hint("Provide a non-null record argument, or call the function in the FROM clause using a column definition list.")),
         };
     };
-    let shape: Vec<(String, SqlType)> = base.iter().enumerate().map(|(i, d)| (format!("f{}", i + 1), value_type(d))).collect();
+    let shape: Vec<(String, SqlType)> = base.iter().enumerate().map(|(i, d)| (format!("f{}", i + 1), SqlType::new(super::io::guess_type(d)))).collect();
     if let Some(defs) = defs {
         let mismatch = |detail: String| PgError::new(sqlstate::DATATYPE_MISMATCH, "function return row and query-specified return row do not match").with_detail(detail);
         if defs.len() != shape.len() {
